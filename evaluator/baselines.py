@@ -1,0 +1,107 @@
+"""Two comparison agents that anchor every results table.
+
+- `WeakBaselineAgent`: the organizer's weak starter agent, reproduced exactly
+  (stateless SQLite FTS5 BM25 over the message's words).
+- `PopularityFloorAgent`: the opening's shelf by review count, ten new items a
+  turn, never a question.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from typing import Any
+
+from evaluator.protocol import coarse_category
+
+STOPWORDS = frozenset(
+    "a an and are as at be but by for from i in is it me my of on or please some that the this to "
+    "want with would you looking".split()
+)
+_TOKEN_RE = re.compile(r"[a-z0-9]+")
+_OPENING_RE = re.compile(r"^I'm looking for (.+?)(?:\. |, but I'm still exploring\.)")
+WEAK_MESSAGE = "Here are the closest matches I found."
+
+
+def _field_text(value: Any) -> str:
+    if isinstance(value, dict):
+        return " ".join(f"{k} {v}" for k, v in value.items())
+    if isinstance(value, list):
+        return " ".join(str(x) for x in value)
+    return "" if value is None else str(value)
+
+
+def weak_query(message: str) -> str:
+    """Distinct lower-cased tokens (len > 1, not stopwords), first 40, quoted and OR-ed."""
+    tokens: list[str] = []
+    for tok in _TOKEN_RE.findall(message.lower()):
+        if len(tok) > 1 and tok not in STOPWORDS and tok not in tokens:
+            tokens.append(tok)
+    return " OR ".join(f'"{t}"' for t in tokens[:40])
+
+
+class WeakBaselineAgent:
+    """The organizer's stateless BM25 starter agent."""
+
+    def __init__(self, catalog_path: str) -> None:
+        self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        self.db.execute(
+            "CREATE VIRTUAL TABLE products USING fts5(parent_asin UNINDEXED, title, categories, features, "
+            "details, store, description, tokenize='unicode61 remove_diacritics 2')"
+        )
+        with open(catalog_path, encoding="utf-8") as fh:
+            rows = []
+            for line in fh:
+                if not line.strip():
+                    continue
+                p = json.loads(line)
+                rows.append((p.get("parent_asin"), _field_text(p.get("title")), _field_text(p.get("categories")),
+                             _field_text(p.get("features")), _field_text(p.get("details")),
+                             p.get("store"), _field_text(p.get("description"))))
+        self.db.executemany("INSERT INTO products VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def reset(self, session_id: str, user_profile: dict) -> None:
+        return None
+
+    def respond(self, session_id: str, user_message: str, turn: int, top_k: int = 10) -> dict:
+        query = weak_query(user_message or "")
+        recs: list[dict] = []
+        if query:
+            cur = self.db.execute(
+                "SELECT parent_asin, bm25(products, 0.0, 6.0, 4.0, 2.5, 2.5, 1.5, 1.0) AS s FROM products "
+                "WHERE products MATCH ? ORDER BY s LIMIT ?",
+                (query, top_k),
+            )
+            recs = [{"parent_asin": pid, "score": -float(s)} for pid, s in cur.fetchall()]
+        return {"message": WEAK_MESSAGE, "ask_attribute": None, "recommendations": recs,
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0}}
+
+
+class PopularityFloorAgent:
+    """Exact coarse shelf by rating_number (tie: parent_asin), page t at turn t, no question."""
+
+    def __init__(self, catalog_path: str) -> None:
+        self.shelves: dict[str, list[tuple[int, str]]] = {}
+        with open(catalog_path, encoding="utf-8") as fh:
+            for line in fh:
+                if not line.strip():
+                    continue
+                p = json.loads(line)
+                n = p.get("rating_number")
+                n = n if isinstance(n, int) else 0
+                self.shelves.setdefault(coarse_category(p.get("categories")), []).append((n, p["parent_asin"]))
+        for items in self.shelves.values():
+            items.sort(key=lambda x: (-x[0], x[1]))
+        self.sessions: dict[str, str] = {}
+
+    def reset(self, session_id: str, user_profile: dict) -> None:
+        self.sessions.pop(session_id, None)
+
+    def respond(self, session_id: str, user_message: str, turn: int, top_k: int = 10) -> dict:
+        if session_id not in self.sessions:
+            m = _OPENING_RE.match(user_message or "")
+            self.sessions[session_id] = m.group(1) if m else ""
+        shelf = self.shelves.get(self.sessions[session_id], [])
+        page = shelf[(turn - 1) * top_k: turn * top_k]
+        return {"message": "Here are popular picks from that shelf.", "ask_attribute": None,
+                "recommendations": [{"parent_asin": pid} for _, pid in page]}

@@ -1,0 +1,79 @@
+"""Where the catalog and session files come from, and how they are read.
+
+Resolution order for the catalog (DEVELOPERS.md): an explicit path (flag),
+`CATALOG_PATH`, `data/catalog.jsonl`, `../shared/techjam/catalog_proxy.jsonl`.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DIR = PROJECT_ROOT.parent / "shared" / "techjam"
+
+
+def _first_existing(candidates: list[Path]) -> Path | None:
+    for c in candidates:
+        if c.is_file():
+            return c
+    return None
+
+
+def resolve_catalog(explicit: str | None = None) -> Path:
+    """The catalog to use; raises FileNotFoundError naming every place looked at."""
+    if explicit:
+        p = Path(explicit)
+        if not p.is_file():
+            raise FileNotFoundError(f"catalog not found: {p}")
+        return p
+    candidates = []
+    env = os.environ.get("CATALOG_PATH")
+    if env:
+        candidates.append(Path(env))
+    candidates += [PROJECT_ROOT / "data" / "catalog.jsonl", SHARED_DIR / "catalog_proxy.jsonl"]
+    found = _first_existing(candidates)
+    if found is None:
+        raise FileNotFoundError("no catalog found; looked at: " + ", ".join(str(c) for c in candidates))
+    return found
+
+
+def resolve_dataset(explicit: str | None = None) -> Path:
+    """The session file: the flag, `data/public_set.jsonl`, then the shared public set."""
+    if explicit:
+        p = Path(explicit)
+        if not p.is_file():
+            raise FileNotFoundError(f"dataset not found: {p}")
+        return p
+    candidates = [PROJECT_ROOT / "data" / "public_set.jsonl", SHARED_DIR / "public_set.jsonl"]
+    found = _first_existing(candidates)
+    if found is None:
+        raise FileNotFoundError("no dataset found; looked at: " + ", ".join(str(c) for c in candidates))
+    return found
+
+
+def read_jsonl(path: Path | str) -> list[dict]:
+    """Every non-blank line of a JSON-lines file, parsed; errors name the line."""
+    rows: list[dict] = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}:{lineno}: expected a JSON object")
+            rows.append(row)
+    return rows
+
+
+def load_catalog(path: Path | str) -> dict[str, dict]:
+    """parent_asin -> product row, in file order."""
+    products: dict[str, dict] = {}
+    for row in read_jsonl(path):
+        pid = row.get("parent_asin")
+        if isinstance(pid, str) and pid:
+            products.setdefault(pid, row)
+    return products

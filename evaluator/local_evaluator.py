@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from evaluator import protocol as P
-from evaluator.data import load_catalog, read_jsonl, resolve_catalog, resolve_dataset
+from evaluator.data import load_catalog, load_catalog_view, read_jsonl, resolve_catalog, resolve_dataset
 from evaluator.perturb import make_phrasing, parse_modes
 
 log = logging.getLogger("evaluator")
@@ -112,7 +112,8 @@ def _worker_init(agent_spec: str, catalog_path: str, modes: frozenset[str], drop
     t0 = time.perf_counter()
     _W["agent"] = load_agent_class(agent_spec)(catalog_path)
     _W["construct_s"] = time.perf_counter() - t0
-    _W["catalog"] = load_catalog(catalog_path)
+    if "catalog" not in _W:  # spawn start method: nothing inherited
+        _W["catalog"] = load_catalog(catalog_path)
     _W["opts"] = (modes, drop_rate, transcripts)
 
 
@@ -154,6 +155,7 @@ def evaluate(agent_spec: str, catalog_path: str, rows: list[dict], catalog: dict
         rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     else:
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+        _W["catalog"] = catalog  # inherited by forked workers; reloaded under spawn
         with ctx.Pool(workers, initializer=_worker_init,
                       initargs=(agent_spec, catalog_path, modes, drop_rate, transcripts)) as pool:
             for rec in pool.imap(_worker_run, jobs, chunksize=1):
@@ -278,8 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    catalog = load_catalog(catalog_path)
     rows = select_rows(read_jsonl(dataset_path), args.sample_ids, args.limit)
+    wanted = {r.get("ground_truth", {}).get("parent_asin") for r in rows if isinstance(r.get("ground_truth"), dict)}
+    catalog = load_catalog_view(catalog_path, wanted)
     check_targets(rows, catalog)
     print(f"catalog {catalog_path} ({len(catalog)} products); dataset {dataset_path} ({len(rows)} sessions); "
           f"agent {args.agent}; perturb {args.perturb}", file=sys.stderr)

@@ -1,0 +1,236 @@
+"""The contest entry point: `Agent(catalog_path)`, `reset`, `respond`.
+
+A turn is a sequence of small named decisions over one explicit state:
+parse -> update state -> retrieve -> rank -> choose question -> choose how
+many to show -> respond.  `respond` never raises: on an internal fault it
+logs, records the fault in the snapshot and returns the last good list with
+a safe question.  Everything the agent knows comes from the catalog, the
+profile and the transcript.
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import traceback
+from typing import Any
+
+from starter import ask as ASK
+from starter import commit as COMMIT
+from starter import rank as RANK
+from starter import retrieve as RETRIEVE
+from starter.catalog import CatalogError, CatalogIndex
+from starter.config import ALLOWED_ATTRIBUTES, MAX_TURNS, TOP_K, TUNABLES, Tunables
+from starter.parse import Observation, parse_message
+from starter.state import Constraint, SessionState, record_message, record_response
+
+log = logging.getLogger(__name__)
+
+SAFE_QUESTION = "other"
+_QUESTION_TEXT = {
+    "other": "What else matters to you about it?",
+    "material": "Which material would you like?",
+    "color": "Any colour in mind?",
+    "size": "Anything about size or fit width?",
+    "style": "Any particular style, fit or department?",
+    "use_case": "What will you use it for?",
+    "feature": "Which feature matters most?",
+    "budget": "What budget do you have in mind?",
+    "brand": "Any brand preference?",
+    "category": "What kind of item is it?",
+}
+
+
+class Agent:
+    """Conversational shopping agent (offline, deterministic)."""
+
+    def __init__(self, catalog_path: str | None = None, tunables: Tunables | None = None) -> None:
+        self.cfg = tunables or TUNABLES
+        if catalog_path is None:
+            from evaluator.data import resolve_catalog
+            catalog_path = str(resolve_catalog(None))
+        try:
+            self.index = CatalogIndex(catalog_path, prior_alpha=self.cfg.prior_alpha)
+        except CatalogError:
+            raise
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CatalogError(f"cannot read catalog {catalog_path}: {exc}") from exc
+        self.sessions: dict[str, SessionState] = {}
+        self.max_sessions = int(os.environ.get("AGENT_MAX_SESSIONS", "10000"))
+
+    # ---- contract -------------------------------------------------------------
+    def reset(self, session_id: str, user_profile: dict | None = None) -> None:
+        """Start a fresh session (profile kept for reference; not used in ranking)."""
+        key = str(session_id)
+        if key not in self.sessions and len(self.sessions) >= self.max_sessions:
+            self.sessions.pop(next(iter(self.sessions)))
+        self.sessions[key] = SessionState(session_id=key,
+                                          profile=dict(user_profile) if isinstance(user_profile, dict) else {})
+
+    def respond(self, session_id: str, user_message: str, turn: int = 1, top_k: int = TOP_K) -> dict:
+        """One turn; always returns the contract shape."""
+        key = str(session_id)
+        if key not in self.sessions:
+            self.reset(key, {})
+        state = self.sessions[key]
+        try:
+            return self._respond(state, user_message, turn, top_k)
+        except Exception as exc:  # the guard: never raise, never return an invalid shape
+            log.exception("respond failed for session %s", key)
+            state.snapshots.append({"turn": state.turn, "fault": repr(exc),
+                                    "traceback": traceback.format_exc(limit=5)})
+            last = state.last_good or {}
+            return {
+                "message": "Sorry, let me try again. What else matters to you about it?",
+                "ask_attribute": SAFE_QUESTION,
+                "recommendations": copy.deepcopy(last.get("recommendations", [])),
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+            }
+
+    def debug_snapshot(self, session_id: str) -> dict:
+        """A JSON-serialisable record of every decision of every turn of a session."""
+        state = self.sessions.get(str(session_id))
+        if state is None:
+            return {"session_id": str(session_id), "known": False, "turns": []}
+        return {
+            "session_id": state.session_id,
+            "known": True,
+            "scenario": state.scenario,
+            "turns": copy.deepcopy(state.snapshots),
+        }
+
+    # ---- the turn ------------------------------------------------------------------
+    def _respond(self, state: SessionState, user_message: Any, turn: Any, top_k: Any) -> dict:
+        k_limit = top_k if isinstance(top_k, int) and not isinstance(top_k, bool) and 0 < top_k <= TOP_K else TOP_K
+        obs = parse_message(user_message, state.turn + 1, self.index.shelf_lower)
+        record_message(state, obs)
+        turn_no = turn if isinstance(turn, int) and not isinstance(turn, bool) and 1 <= turn <= MAX_TURNS \
+            else min(state.turn, MAX_TURNS)
+        snap: dict[str, Any] = {"turn": turn_no, "message": obs.text[:500], "parsed": _parsed(obs)}
+
+        accepted, rejected = self._update_evidence(state, obs, snap)
+        snap["accepted_constraints"] = accepted
+        snap["rejected_constraints"] = rejected
+
+        ranked = RANK.posterior(self.index, state.tracks, state.excluded)
+        pre_override = state.pre_override()
+        shown_guess = set() if pre_override or not ranked else {ranked[0].idx}
+        questions = ASK.value_questions(self.index, ranked, state.tracks, shown_guess, turn_no)
+        can_separate = ASK.separable(questions)
+        probs = [r.prob for r in ranked]
+        decision = COMMIT.decide(probs, turn_no, can_separate, pre_override, self.cfg.insurance_turn)
+        count = min(decision.count, k_limit)
+        shown = [r.idx for r in ranked[:count]]
+
+        ask = questions[0].attribute if questions and questions[0].value > 0 and turn_no < MAX_TURNS else None
+        recs = [{"parent_asin": self.index.products[i].pid, "score": round(ranked[j].prob, 6)}
+                for j, i in enumerate(shown)]
+        response = {"message": _message(len(recs), ask), "ask_attribute": ask, "recommendations": recs,
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0}}
+        record_response(state, shown, ask, response)
+
+        snap["state"] = {
+            "scenario": state.scenario, "override_seen": state.override_seen,
+            "override_turn": state.override_turn, "boundary_seen": state.boundary_seen,
+            "asked": list(state.asked), "refused": list(state.refused), "exhausted": list(state.exhausted),
+            "excluded": len(state.excluded),
+            "constraints": [c.__dict__ for c in state.constraints],
+        }
+        snap["funnel"] = dict(state.pool.stages) if state.pool else {}
+        snap["funnel"]["live"] = len(ranked)
+        snap["funnel"]["exact_consistent"] = sum(1 for r in ranked if r.exact)
+        snap["top"] = [self._row(r, state) for r in ranked[:20]]
+        snap["questions"] = [q.__dict__ for q in questions]
+        snap["commit"] = {"count": count, "reason": decision.reason, "expected_value": decision.expected_value}
+        snap["ask_attribute"] = ask
+        snap["recommendations"] = [r["parent_asin"] for r in recs]
+        state.snapshots.append(snap)
+        return response
+
+    def _update_evidence(self, state: SessionState, obs: Observation, snap: dict) -> tuple[list, list]:
+        """Retrieve on the opening, then fold each message into every candidate's track."""
+        accepted: list[dict] = []
+        rejected: list[dict] = []
+        if state.pool is None:
+            state.pool = RETRIEVE.build_pool(self.index, obs, self.cfg)
+            snap["shelf"] = {"exact": state.pool.shelf.exact,
+                             "guesses": {k: round(v, 4) for k, v in state.pool.shelf.scored.items()}}
+            state.tracks, scenario = RANK.open_tracks(self.index, state.pool.ids, obs,
+                                                      state.pool.shelf.scored, self.cfg)
+            if scenario == "unknown":
+                best = RANK.posterior(self.index, state.tracks, set())
+                scenario = state.tracks[best[0].idx].scenario if best else "browsing"
+            state.scenario = scenario
+        else:
+            RANK.observe(self.index, state.tracks, obs, state.last_ask, self.cfg)
+            if not any(t.exact for i, t in state.tracks.items() if i not in state.excluded) and not obs.template:
+                self._expand(state, obs)
+        RANK.apply_soft_facts(self.index, state.tracks, obs, self.cfg)
+        self._record_constraints(state, obs, accepted, rejected)
+        return accepted, rejected
+
+    def _expand(self, state: SessionState, obs: Observation) -> None:
+        """Soft path: bring in products matching the new words, replayed from the opening."""
+        assert state.pool is not None
+        before = len(state.pool.ids)
+        RETRIEVE.expand_pool(self.index, state.pool, obs, self.cfg)
+        new_ids = state.pool.ids[before:]
+        if not new_ids:
+            return
+        opening = state.observations[0]
+        tracks, _ = RANK.open_tracks(self.index, new_ids, opening, state.pool.shelf.scored, self.cfg)
+        for k, later in enumerate(state.observations[1:]):
+            RANK.observe(self.index, tracks, later, state.asks[k] if k < len(state.asks) else None, self.cfg)
+        state.tracks.update(tracks)
+
+    def _record_constraints(self, state: SessionState, obs: Observation, accepted: list, rejected: list) -> None:
+        """Constraints the message states, kept only if the catalog knows them."""
+        turn = state.turn
+        if obs.template and obs.value_text:
+            parts = [obs.value_text] if obs.value_text in self.index.clues else \
+                [v.strip() for v in obs.value_text.split(";")]
+            for v in parts:
+                if v in self.index.clues:
+                    c = Constraint(attribute=_classify(v), value=v, source="template", confidence=1.0, turn=turn)
+                    state.constraints.append(c)
+                    accepted.append(c.__dict__)
+                else:
+                    rejected.append({"value": v, "reason": "not a clue of any catalog product"})
+        for m in obs.materials:
+            accepted.append(Constraint("material", m, "regex", 0.6, turn).__dict__)
+        for c in obs.colors:
+            accepted.append(Constraint("color", c, "regex", 0.6, turn).__dict__)
+        for n in obs.negated:
+            accepted.append(Constraint("feature", n, "regex", 0.5, turn, negated=True).__dict__)
+        if obs.budget_max is not None:
+            accepted.append(Constraint("budget", f"<= {obs.budget_max:g}", "regex", 0.6, turn).__dict__)
+
+    def _row(self, r: RANK.Ranked, state: SessionState) -> dict:
+        p = self.index.products[r.idx]
+        return {"parent_asin": p.pid, "title": p.title[:120], "shelf": p.shelf, "price": p.price,
+                "rating_number": p.rating_number, "prob": round(r.prob, 6), "exact": r.exact,
+                "log_prior": round(r.log_prior, 4), "loglik": round(r.loglik, 4),
+                "scenario": state.tracks[r.idx].scenario}
+
+
+def _classify(value: str) -> str:
+    from evaluator.protocol import classify
+    return classify(value)
+
+
+def _parsed(obs: Observation) -> dict:
+    return {"kind": obs.kind, "template": obs.template, "category": obs.category, "value_text": obs.value_text,
+            "attribute": obs.attribute, "keywords": obs.keywords[:30], "materials": obs.materials,
+            "colors": obs.colors, "negated": obs.negated, "budget_max": obs.budget_max}
+
+
+def _message(count: int, ask: str | None) -> str:
+    if count == 0:
+        lead = "I could not find a match yet."
+    elif count == 1:
+        lead = "Here is my best match."
+    else:
+        lead = f"Here are {count} options, best first."
+    if ask and ask in ALLOWED_ATTRIBUTES:
+        return f"{lead} {_QUESTION_TEXT[ask]}"
+    return lead

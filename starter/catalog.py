@@ -76,6 +76,7 @@ class CatalogIndex:
         self.by_pid: dict[str, int] = {}
         self.shelves: dict[str, list[int]] = {}
         self.clues: dict[str, list[int]] = {}
+        self._types: dict[str, str] = {}
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute(
             "CREATE VIRTUAL TABLE docs USING fts5(title, categories, body, content='', "
@@ -97,9 +98,10 @@ class CatalogIndex:
                     continue
                 self._add(row, pid)
                 p = self.products[-1]
+                # BM25 sees what a shopper names: the title, the category path,
+                # the card values and the store (not the long marketing text).
                 batch.append((p.idx, p.title, _field_text(row.get("categories")),
-                              " ".join((_field_text(row.get("features")), _field_text(row.get("details")),
-                                        str(row.get("store") or "")))))
+                              " ".join(p.constraints) + " " + str(row.get("store") or "")))
                 if len(batch) >= 5000:
                     self.db.executemany("INSERT INTO docs(rowid, title, categories, body) VALUES (?,?,?,?)", batch)
                     batch.clear()
@@ -126,8 +128,15 @@ class CatalogIndex:
         self.idf: dict[str, float] = {t: math.log(1.0 + n / (1.0 + c)) for t, c in df.items()}
         self.default_idf = math.log(1.0 + n)
 
+    def _classify(self, value: str) -> str:
+        """classify() with a cache: card values repeat a lot across products."""
+        t = self._types.get(value)
+        if t is None:
+            t = self._types[value] = classify(value)
+        return t
+
     def _add(self, row: dict, pid: str) -> None:
-        values = card_values(row)
+        values = card_values(row, limit=4)
         title = clean(str(row.get("title") or "product"))
         if not values:
             values = [title]
@@ -140,7 +149,7 @@ class CatalogIndex:
             price=_num(row.get("price")),
             rating_number=rn if isinstance(rn, int) and not isinstance(rn, bool) and rn > 0 else 0,
             average_rating=_num(row.get("average_rating")) or 0.0,
-            constraints=constraints, types=tuple(classify(v) for v in constraints),
+            constraints=constraints, types=tuple(self._classify(v) for v in constraints),
         )
         self.products.append(p)
         self.by_pid[pid] = p.idx

@@ -545,7 +545,7 @@ class LLMClient:
             "model": self.config.model,
             "messages": messages,
             "format": schema,
-            "options": {"num_predict": MAX_OUTPUT_TOKENS},
+            "options": {"temperature": 0, "num_predict": MAX_OUTPUT_TOKENS},
             "stream": False,
         }
         if self._think_ok:

@@ -92,7 +92,7 @@ def first_word(regex: re.Pattern, p: dict, text: str | None = None) -> str | Non
 
 
 def _is_word_char(ch: str) -> bool:
-    """`\w` of Python's re for str patterns."""
+    """`\\w` of Python's re for str patterns."""
     return ch.isalnum() or ch == "_"
 
 

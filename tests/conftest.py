@@ -1,0 +1,53 @@
+"""Shared fixtures: a tiny hand-made catalog and the shared benchmark files."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "techjam"
+PROXY_CATALOG = SHARED / "catalog_proxy.jsonl"
+PUBLIC_SET = SHARED / "public_set.jsonl"
+
+CATS_TEES = ["Clothing, Shoes & Jewelry", "Women", "Clothing", "Tops, Tees & Blouses", "T-Shirts"]
+CATS_BOOTS = ["Clothing, Shoes & Jewelry", "Men", "Shoes", "Boots", "Chelsea"]
+
+
+def product(pid: str, title: str, features: list[str], categories: list[str], rating_number: int,
+            price: float | None = 19.99, details: dict | None = None) -> dict:
+    return {"parent_asin": pid, "title": title, "features": features, "description": [], "price": price,
+            "categories": categories, "details": details or {}, "average_rating": 4.2,
+            "rating_number": rating_number, "store": "Acme"}
+
+
+SMALL_PRODUCTS = [
+    product("T1", "Plain cotton tee black", ["100% Cotton", "Imported", "Pull On closure"], CATS_TEES, 900),
+    product("T2", "Cotton tee white", ["100% Cotton", "Imported", "Machine Wash"], CATS_TEES, 500),
+    product("T3", "Polyester sport tee blue", ["100% Polyester", "Quick dry", "Imported"], CATS_TEES, 300),
+    product("T4", "Cotton tee black v-neck", ["100% Cotton", "Imported", "Hand Wash Only"], CATS_TEES, 50),
+    product("T5", "Cotton tee black v-neck twin", ["100% Cotton", "Imported", "Hand Wash Only"], CATS_TEES, 40),
+    product("B1", "Leather chelsea boot brown", ["Leather", "Rubber sole", "Pull-on"], CATS_BOOTS, 700, 89.0),
+    product("B2", "Suede chelsea boot", ["Suede", "Rubber sole", "Elastic gore"], CATS_BOOTS, 200, 59.5),
+    product("B3", "Waterproof leather boot black", ["Leather", "Waterproof", "Lace-up"], CATS_BOOTS, 100, None),
+]
+
+
+@pytest.fixture()
+def small_catalog(tmp_path: Path) -> Path:
+    path = tmp_path / "catalog.jsonl"
+    path.write_text("\n".join(json.dumps(p) for p in SMALL_PRODUCTS) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def proxy_catalog() -> Path:
+    if not PROXY_CATALOG.is_file():
+        pytest.skip(f"shared proxy catalog not found at {PROXY_CATALOG}")
+    return PROXY_CATALOG
+
+
+@pytest.fixture(scope="session")
+def proxy_agent(proxy_catalog: Path):
+    from starter.agent import Agent
+    return Agent(str(proxy_catalog))

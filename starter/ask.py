@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from starter import shopper_model as SM
 from starter.catalog import CatalogIndex
 from starter.config import QUESTION_ATTRIBUTES, W_EFF, W_HIT, W_MRR
 from starter.rank import Ranked, Track
@@ -45,13 +44,23 @@ def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: dict[int,
         return []
     base = max(r.prob for r in rest) / mass
     reward = rank1_reward(turn + 1)
+    # Each candidate's undisclosed (value, type) pairs, computed once: the
+    # answer to attribute A is the first two of type A (any type for `other`),
+    # exactly as shopper_model.answer_values, which the tests pin it to.
+    pending = []
+    for r in rest:
+        p = index.products[r.idx]
+        disclosed = tracks[r.idx].disclosed
+        pending.append((r.prob / mass, [(v, t) for v, t in zip(p.constraints, p.types) if v not in disclosed]))
     out: list[QuestionValue] = []
-    for order, attribute in enumerate(QUESTION_ATTRIBUTES):
-        groups: dict[str, list[float]] = {}
-        for r in rest:
-            p = index.products[r.idx]
-            text, _ = SM.predict_reply(p, tracks[r.idx].disclosed, attribute)
-            groups.setdefault(text, []).append(r.prob / mass)
+    for attribute in QUESTION_ATTRIBUTES:
+        groups: dict[tuple[str, ...], list[float]] = {}
+        for q, values in pending:
+            if attribute == "other":
+                key = tuple(v for v, _ in values[:2])
+            else:
+                key = tuple([v for v, t in values if t == attribute][:2])
+            groups.setdefault(key, []).append(q)
         top1 = sum(max(g) for g in groups.values())
         conc = sum(sum(x * x for x in g) / sum(g) for g in groups.values() if sum(g) > 0)
         out.append(QuestionValue(attribute, round((top1 - base) * reward, 6), round(top1, 6), round(conc, 6),

@@ -249,11 +249,9 @@ def strip_model_text(text: str) -> str:
     """Drop ``<think>...</think>`` blocks and a ```json fence around the payload."""
     text = _THINK_BLOCK.sub("", text)
     # A stray closing tag: everything before it was reasoning.
-    close = None
-    for close in _THINK_CLOSE.finditer(text):
-        pass
-    if close is not None:
-        text = text[close.end():]
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        text = text[closes[-1].end():]
     # An unterminated opening tag (reply cut off, or the JSON follows the reasoning).
     m = _THINK_OPEN.search(text)
     if m is not None:
@@ -380,6 +378,13 @@ class _TransportError(Exception):
     """Could not get a reply at all (no repair retry for these)."""
 
 
+class _HTTPStatusError(_TransportError):
+    def __init__(self, message: str, status: int, detail: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.detail = detail
+
+
 def _is_loopback(url: str) -> bool:
     host = (urllib.parse.urlsplit(url).hostname or "").lower()
     return host in ("localhost", "::1") or host.startswith("127.")
@@ -440,6 +445,10 @@ class LLMClient:
         self._ollama_client: Any = None
         self._ollama_lock = threading.Lock()
         self._think_ok = True  # cleared if the server refuses the ``think`` field
+        # OpenAI-style ``json_schema`` response_format, or -- for servers that only know the
+        # older ``{"type": "json_object", "schema": ...}`` form (llama-cpp-python's server) --
+        # ``json_object``; switched once, automatically, when the server rejects the first.
+        self._openai_format = "json_schema"
         self._health: tuple[float, bool] | None = None
         self._st_model: Any = None
         self._st_lock = threading.Lock()
@@ -450,7 +459,7 @@ class LLMClient:
 
     # ------------------------------------------------------------------ chat
 
-    def chat_json(self, system: str, user: str, schema: dict, *, name: str = "reply") -> LLMReply:
+    def chat_json(self, system: str, user: str, schema: dict, *, name: str = "chat") -> LLMReply:
         """Ask for one JSON object matching ``schema``; validate it; repair once.
 
         On invalid JSON or a schema violation the model gets its reply back with
@@ -592,9 +601,10 @@ class LLMClient:
                 detail = exc.read().decode("utf-8", "replace")
             except Exception:  # noqa: BLE001
                 detail = ""
-            raise _TransportError(f"HTTP {exc.code} from {url}: {_short(detail or exc.reason, 300)}") from None
+            raise _HTTPStatusError(f"HTTP {exc.code} from {url}: {_short(detail or exc.reason, 300)}", exc.code, detail) from None
         except urllib.error.URLError as exc:
-            raise _TransportError(f"connection failed to {url}: {_describe_exception(exc.reason) if isinstance(exc.reason, BaseException) else exc.reason}") from None
+            reason = _describe_exception(exc.reason) if isinstance(exc.reason, BaseException) else exc.reason
+            raise _TransportError(f"connection failed to {url}: {reason}") from None
         except Exception as exc:  # socket.timeout, RemoteDisconnected, ConnectionResetError, ...
             raise _TransportError(_describe_exception(exc)) from None
         try:
@@ -605,6 +615,12 @@ class LLMClient:
             raise _TransportError(f"server body from {url} is not a JSON object")
         return data
 
+    def _response_format(self, schema: dict, name: str) -> dict:
+        if self._openai_format == "json_object":
+            return {"type": "json_object", "schema": schema}
+        safe_name = re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "reply"
+        return {"type": "json_schema", "json_schema": {"name": safe_name, "schema": schema, "strict": True}}
+
     def _openai_chat(self, messages: list[dict], schema: dict, name: str, budget: float) -> tuple[str, Any, Any]:
         url = self.config.openai_base_url.rstrip("/") + "/chat/completions"
         body = {
@@ -613,12 +629,18 @@ class LLMClient:
             "temperature": 0,
             "max_tokens": MAX_OUTPUT_TOKENS,
             "stream": False,
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": re.sub(r"[^A-Za-z0-9_-]", "_", name)[:64] or "reply", "schema": schema, "strict": True},
-            },
+            "response_format": self._response_format(schema, name),
         }
-        data = self._post_json(url, body, budget)
+        try:
+            data = self._post_json(url, body, budget)
+        except _HTTPStatusError as exc:
+            refused = exc.status in (400, 422, 500) and "response_format" in exc.detail and "json_object" in exc.detail
+            if self._openai_format != "json_schema" or not refused:
+                raise
+            log.info("%s does not take response_format json_schema; using json_object with a schema", url)
+            self._openai_format = "json_object"
+            body["response_format"] = self._response_format(schema, name)
+            data = self._post_json(url, body, budget)
         try:
             content = data["choices"][0]["message"].get("content")
         except (KeyError, IndexError, TypeError, AttributeError):
@@ -690,6 +712,17 @@ class LLMClient:
         if problem:
             return None, usage, problem
         return vectors, usage, None
+
+    def warm_up(self) -> str | None:
+        """Load a local embedding model now, with no deadline (torch's first import
+        takes seconds); returns an error text or ``None``.  A no-op for server backends."""
+        if self.config.embed_backend != "sentence-transformers":
+            return None
+        try:
+            self._st_embed(["warm up"])
+        except Exception as exc:  # noqa: BLE001
+            return str(exc) if isinstance(exc, _TransportError) else _describe_exception(exc)
+        return None
 
     def _ollama_embed(self, items: list[str]) -> tuple[list[list[float]], Any]:
         import ollama

@@ -163,7 +163,7 @@ class Agent:
             state.scenario = scenario
         else:
             RANK.observe(self.index, state.tracks, obs, state.last_ask, self.cfg)
-            if not any(t.exact for i, t in state.tracks.items() if i not in state.excluded) and not obs.template:
+            if state.pool.shelf.exact is None:
                 self._expand(state, obs)
         RANK.apply_soft_facts(self.index, state.tracks, obs, self.cfg)
         self._record_constraints(state, obs, accepted, rejected)
@@ -172,9 +172,7 @@ class Agent:
     def _expand(self, state: SessionState, obs: Observation) -> None:
         """Soft path: bring in products matching the new words, replayed from the opening."""
         assert state.pool is not None
-        before = len(state.pool.ids)
-        RETRIEVE.expand_pool(self.index, state.pool, obs, self.cfg)
-        new_ids = state.pool.ids[before:]
+        new_ids = RETRIEVE.expand_pool(self.index, state.pool, obs, self.cfg)
         if not new_ids:
             return
         opening = state.observations[0]

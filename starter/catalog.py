@@ -117,7 +117,16 @@ class CatalogIndex:
         self.shelf_lower: dict[str, str] = {}
         for key in self.shelf_keys:
             self.shelf_lower.setdefault(key.lower(), key)
-        self.shelf_lower_keys: list[str] = sorted(self.shelf_lower)
+        self.shelf_tokens: dict[str, frozenset[str]] = {k: frozenset(tokens(k)) or frozenset({k.lower()})
+                                                        for k in self.shelf_keys}
+        self.shelf_by_token: dict[str, list[str]] = {}
+        for key in self.shelf_keys:
+            for tok in sorted(self.shelf_tokens[key]):
+                self.shelf_by_token.setdefault(tok, []).append(key)
+        self.shelf_vocab: frozenset[str] = frozenset(self.shelf_by_token)
+        self.shelf_vocab_list: list[str] = sorted(self.shelf_vocab)
+        self.popular: list[int] = sorted(range(len(self.products)),
+                                         key=lambda i: (-self.products[i].rating_number, self.products[i].pid))
         self.log_prior: list[float] = [prior_alpha * math.log1p(p.rating_number) for p in self.products]
         # Document frequency of value tokens, for rarity weighting of soft evidence.
         df: dict[str, int] = {}

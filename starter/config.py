@@ -29,14 +29,15 @@ class Tunables:
     """Decision knobs (measured on public + held-out panels)."""
 
     # Prior over products: log-weight = PRIOR_ALPHA * log1p(rating_number).
-    prior_alpha: float = 1.0
+    prior_alpha: float = 0.5
     # Soft evidence: log-likelihood penalty per unit of value mismatch.
     mismatch_beta: float = 9.0
     # Category evidence for a fuzzy (non-exact) shelf guess.
     shelf_beta: float = 4.0
-    # Shelves considered when the category phrase is not an exact shelf key.
-    fuzzy_shelves: int = 6
-    fuzzy_shelf_min_score: float = 55.0
+    # Shelves considered when the category phrase is not an exact shelf key
+    # (their products fill the pool up to max_pool), and the least score kept.
+    fuzzy_shelves: int = 200
+    fuzzy_shelf_min_score: float = 0.2
     # BM25 safety-net candidates added when nothing matches exactly.
     bm25_candidates: int = 200
     # Largest candidate pool scored per turn (posterior tail is cut, ties by id).

@@ -30,7 +30,8 @@ class Track:
     scenario: str
     disclosed: frozenset[str]
     exact: bool = True
-    loglik: float = 0.0
+    loglik: float = 0.0          # value evidence (0 when every message is exactly as predicted)
+    category_ll: float = 0.0     # shelf evidence (0 on the named shelf)
     evidence: list[float] = field(default_factory=list)   # per-turn similarity, for the snapshot
 
 
@@ -69,7 +70,6 @@ def _opening_scenario(obs: Observation) -> str | None:
 def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_scores: dict[str, float],
                 cfg: Tunables) -> tuple[dict[int, Track], str]:
     """Tracks for the opening; returns (tracks, scenario) where scenario may be 'unknown'."""
-    text = obs.text.strip()
     scenario = _opening_scenario(obs)
     tracks: dict[int, Track] = {}
     cat_toks = _tok_set(obs.category or "")
@@ -80,12 +80,13 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_sco
         shelf_sim = shelf_scores.get(p.shelf, 0.0)
         cat_ll = -cfg.shelf_beta * (1.0 - shelf_sim)
         if scenario is not None and obs.template:
-            exact = SM.opening_text(p, scenario) == text
-            said = _tok_set(obs.value_text or "")
+            # The category is judged softly (cat_ll); exactness is about the value.
             value = SM.opening_value(p, scenario)
-            sim = value_similarity(index, (value,), said) if value is not None else 1.0
+            exact = value is None or value == obs.value_text
+            said = _tok_set(obs.value_text or "")
+            sim = 1.0 if exact else value_similarity(index, (value,), said)
             t = Track(scenario=scenario, disclosed=SM.initial_disclosed(p, scenario), exact=exact,
-                      loglik=cat_ll - cfg.mismatch_beta * (1.0 - sim), evidence=[sim])
+                      loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=[sim])
         else:
             said = _tok_set(obs.text) - (cat_toks or _tok_set(p.shelf))
             best = ("browsing", 1.0 if not said else (0.6 if browsing_cue else 0.3))
@@ -95,7 +96,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_sco
                     best = (hyp, sim)
             hyp, sim = best
             t = Track(scenario=hyp, disclosed=SM.initial_disclosed(p, hyp), exact=False,
-                      loglik=cat_ll - cfg.mismatch_beta * (1.0 - sim), evidence=[sim])
+                      loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=[sim])
         tracks[i] = t
     return tracks, scenario or "unknown"
 
@@ -171,11 +172,12 @@ def posterior(index: CatalogIndex, tracks: dict[int, Track], excluded: set[int])
     rows = []
     for i, t in chosen:
         lp = index.log_prior[i]
-        lw = lp if use_exact else lp + t.loglik
+        lw = lp + t.category_ll + (0.0 if use_exact else t.loglik)
         rows.append((i, lw, t, lp))
     top = max(r[1] for r in rows)
     total = sum(math.exp(r[1] - top) for r in rows)
     products: list[Product] = index.products
-    ranked = [Ranked(i, math.exp(lw - top) / total, lw, t.exact, lp, t.loglik) for i, lw, t, lp in rows]
+    ranked = [Ranked(i, math.exp(lw - top) / total, lw, t.exact, lp, t.loglik + t.category_ll)
+              for i, lw, t, lp in rows]
     ranked.sort(key=lambda r: (-r.log_weight, -products[r.idx].rating_number, products[r.idx].pid))
     return ranked

@@ -36,28 +36,45 @@ class Pool:
     shelf: ShelfGuess
 
 
+def _phrase_tokens(index: CatalogIndex, phrase: str) -> set[str]:
+    """The phrase's words mapped onto shelf vocabulary (typos corrected when close)."""
+    out: set[str] = set()
+    for tok in tokens(phrase):
+        if tok in FILLER and tok not in index.shelf_vocab:
+            continue
+        if tok in index.shelf_vocab:
+            out.add(tok)
+        elif len(tok) >= 4:
+            hit = process.extractOne(tok, index.shelf_vocab_list, scorer=fuzz.ratio, score_cutoff=85)
+            if hit is not None:
+                out.add(hit[0])
+    return out
+
+
 def guess_shelves(index: CatalogIndex, obs: Observation, cfg: Tunables) -> ShelfGuess:
-    """Exact shelf key if the phrase is one, else the best fuzzy matches."""
+    """Exact shelf key if the phrase is one, else shelves scored by shared words.
+
+    A shelf's score mixes how much of the phrase it explains and how much of
+    its own name the phrase covers, so a damaged phrase ("Women" for "Women
+    Dresses") keeps every shelf it could be, each with an honest weight.
+    """
     if obs.category:
         key = index.shelf_lower.get(obs.category.strip().lower())
         if key is not None:
             return ShelfGuess(exact=key, scored={key: 1.0})
-    phrase = obs.category if obs.category else " ".join(t for t in tokens(obs.text) if t not in FILLER)
-    if not phrase.strip():
+    phrase = obs.category if obs.category else obs.text
+    ptoks = _phrase_tokens(index, phrase)
+    if not ptoks:
         return ShelfGuess()
-    choices = index.shelf_lower_keys
-    # token_set_ratio rewards a shelf whose words all appear (in any order);
-    # partial_token_set handles long free-text openings.
-    hits = process.extract(phrase.lower(), choices, scorer=fuzz.token_set_ratio,
-                           limit=cfg.fuzzy_shelves * 4, score_cutoff=cfg.fuzzy_shelf_min_score)
     scored: dict[str, float] = {}
-    phrase_toks = set(tokens(phrase))
-    for low, score, _ in hits:
-        key = index.shelf_lower[low]
-        key_toks = set(tokens(key))
-        cover = len(key_toks & phrase_toks) / max(1, len(key_toks))
-        scored[key] = 0.5 * (score / 100.0) + 0.5 * cover
-    best = sorted(scored.items(), key=lambda kv: (-kv[1], kv[0]))[: cfg.fuzzy_shelves]
+    for key in {k for t in ptoks for k in index.shelf_by_token.get(t, ())}:
+        stoks = index.shelf_tokens[key]
+        common = len(stoks & ptoks)
+        explained = common / len(ptoks)
+        covered = common / len(stoks)
+        scored[key] = covered * (0.5 + 0.5 * explained) if obs.category is None else 0.5 * (explained + covered)
+    best = sorted(scored.items(), key=lambda kv: (-kv[1], -len(index.shelves[kv[0]]), kv[0]))
+    best = [(k, v) for k, v in best if v >= cfg.fuzzy_shelf_min_score][: cfg.fuzzy_shelves]
     return ShelfGuess(exact=None, scored=dict(best))
 
 
@@ -71,38 +88,55 @@ def build_pool(index: CatalogIndex, obs: Observation, cfg: Tunables) -> Pool:
         return Pool(ids=ids, stages=stages, shelf=guess)
     seen: dict[int, None] = {}
     for key in guess.scored:
+        if len(seen) >= cfg.max_pool:
+            break
         for i in index.shelves[key]:
             seen.setdefault(i)
     stages["fuzzy_shelves"] = len(seen)
-    words = [t for t in tokens(obs.text) if t not in FILLER]
+    if obs.value_text:
+        for i in index.clues.get(obs.value_text, ()):
+            seen.setdefault(i)
+        stages["clue_catalog"] = len(seen)
+    words = [t for t in tokens(obs.value_text or obs.text) if t not in FILLER]
     for i, _ in index.bm25(words, cfg.bm25_candidates):
         seen.setdefault(i)
     stages["bm25_catalog"] = len(seen)
     if not seen:
-        for i in sorted(range(len(index.products)), key=lambda j: (-index.products[j].rating_number,
-                                                                    index.products[j].pid))[: cfg.bm25_candidates]:
+        for i in index.popular[: cfg.bm25_candidates]:
             seen.setdefault(i)
         stages["popularity_floor"] = len(seen)
-    ids = list(seen)[: cfg.max_pool]
+    ids = list(seen)[: cfg.max_pool + cfg.bm25_candidates]
     return Pool(ids=ids, stages=stages, shelf=guess)
 
 
-def expand_pool(index: CatalogIndex, pool: Pool, obs: Observation, cfg: Tunables) -> int:
-    """Add clue and BM25 matches of a later message's words (soft path); returns how many were added."""
+def value_clue_hits(index: CatalogIndex, value_text: str, limit: int) -> list[int]:
+    """Products whose card holds the said value(s) verbatim: the whole text as one
+    clue, else the products holding every "; "-separated part (values may contain ";")."""
+    whole = index.clues.get(value_text)
+    if whole is not None:
+        return whole if len(whole) <= limit else []
+    parts = [v.strip() for v in value_text.split(";") if v.strip()]
+    sets = [index.clues.get(v) for v in parts]
+    known = [set(x) for x in sets if x]
+    if not known:
+        return []
+    common = set.intersection(*known)
+    return sorted(common)[:limit] if len(common) <= limit else []
+
+
+def expand_pool(index: CatalogIndex, pool: Pool, obs: Observation, cfg: Tunables) -> list[int]:
+    """Add clue and BM25 matches of a later message (when the shelf was only guessed); returns the new ids."""
     present = set(pool.ids)
-    added = 0
+    new: list[int] = []
+    candidates: list[int] = []
     if obs.value_text:
-        for value in [obs.value_text] + [v.strip() for v in obs.value_text.split(";")]:
-            for i in index.clues.get(value, ()):
-                if i not in present:
-                    present.add(i)
-                    pool.ids.append(i)
-                    added += 1
-    if obs.keywords:
-        for i, _ in index.bm25(obs.keywords, cfg.bm25_candidates // 2):
-            if i not in present:
-                present.add(i)
-                pool.ids.append(i)
-                added += 1
-    pool.stages[f"expanded_{len(pool.stages)}"] = added
-    return added
+        candidates.extend(value_clue_hits(index, obs.value_text, cfg.bm25_candidates * 10))
+    words = obs.keywords if not obs.value_text else [t for t in tokens(obs.value_text) if t not in FILLER]
+    candidates.extend(i for i, _ in index.bm25(words, cfg.bm25_candidates // 2))
+    for i in candidates:
+        if i not in present:
+            present.add(i)
+            pool.ids.append(i)
+            new.append(i)
+    pool.stages[f"expanded_turn_{len([k for k in pool.stages if k.startswith('expanded')]) + 2}"] = len(new)
+    return new

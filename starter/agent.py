@@ -163,16 +163,18 @@ class Agent:
             state.scenario = scenario
         else:
             RANK.observe(self.index, state.tracks, obs, state.last_ask, self.cfg)
+            no_explanation = not any(t.exact for i, t in state.tracks.items() if i not in state.excluded)
+            if state.pool.shelf.exact is not None and no_explanation:
+                self._replay_new(state, RETRIEVE.widen_shelf(self.index, state.pool, state.observations[0], self.cfg))
             if state.pool.shelf.exact is None:
-                self._expand(state, obs)
+                self._replay_new(state, RETRIEVE.expand_pool(self.index, state.pool, obs, self.cfg))
         RANK.apply_soft_facts(self.index, state.tracks, obs, self.cfg)
         self._record_constraints(state, obs, accepted, rejected)
         return accepted, rejected
 
-    def _expand(self, state: SessionState, obs: Observation) -> None:
-        """Soft path: bring in products matching the new words, replayed from the opening."""
+    def _replay_new(self, state: SessionState, new_ids: list[int]) -> None:
+        """Give candidates that joined the pool late a track replayed from the opening."""
         assert state.pool is not None
-        new_ids = RETRIEVE.expand_pool(self.index, state.pool, obs, self.cfg)
         if not new_ids:
             return
         opening = state.observations[0]

@@ -51,14 +51,14 @@ def _phrase_tokens(index: CatalogIndex, phrase: str) -> set[str]:
     return out
 
 
-def guess_shelves(index: CatalogIndex, obs: Observation, cfg: Tunables) -> ShelfGuess:
+def guess_shelves(index: CatalogIndex, obs: Observation, cfg: Tunables, allow_exact: bool = True) -> ShelfGuess:
     """Exact shelf key if the phrase is one, else shelves scored by shared words.
 
     A shelf's score mixes how much of the phrase it explains and how much of
     its own name the phrase covers, so a damaged phrase ("Women" for "Women
     Dresses") keeps every shelf it could be, each with an honest weight.
     """
-    if obs.category:
+    if obs.category and allow_exact:
         key = index.shelf_lower.get(obs.category.strip().lower())
         if key is not None:
             return ShelfGuess(exact=key, scored={key: 1.0})
@@ -107,6 +107,31 @@ def build_pool(index: CatalogIndex, obs: Observation, cfg: Tunables) -> Pool:
         stages["popularity_floor"] = len(seen)
     ids = list(seen)[: cfg.max_pool + cfg.bm25_candidates]
     return Pool(ids=ids, stages=stages, shelf=guess)
+
+
+def widen_shelf(index: CatalogIndex, pool: Pool, opening: Observation, cfg: Tunables) -> list[int]:
+    """The named shelf explains nothing: its name may itself be a damaged one.
+
+    Re-reads the phrase as a fuzzy guess (the named shelf keeps score 1) and
+    adds the guessed shelves' products; returns the new ids.
+    """
+    named = pool.shelf.exact
+    guess = guess_shelves(index, opening, cfg, allow_exact=False)
+    if named is not None:
+        guess.scored[named] = 1.0
+    pool.shelf = ShelfGuess(exact=None, scored=guess.scored)
+    present = set(pool.ids)
+    new: list[int] = []
+    for key in sorted(guess.scored, key=lambda k: (-guess.scored[k], k)):
+        if len(present) >= cfg.max_pool:
+            break
+        for i in index.shelves[key]:
+            if i not in present:
+                present.add(i)
+                pool.ids.append(i)
+                new.append(i)
+    pool.stages["widened_shelves"] = len(new)
+    return new
 
 
 def value_clue_hits(index: CatalogIndex, value_text: str, limit: int) -> list[int]:

@@ -185,18 +185,19 @@ def plot_latency(runs: list[Run], out: Path) -> Path | None:
     lo = max(1e-3, min(min(xs) for _, xs in data))
     hi = max(max(xs) for _, xs in data)
     bins = np.logspace(np.log10(lo), np.log10(hi * 1.01 if hi > lo else lo * 10), 40)
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    fig, ax = plt.subplots(figsize=(8.5, 4.2 + 0.22 * len(data)))
     for r, xs in data:
         ordered = sorted(xs)
         p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
-        ax.hist(xs, bins=bins, histtype="step", linewidth=1.6,
+        ax.hist(xs, bins=bins, histtype="step", linewidth=1.6, weights=[100.0 / len(xs)] * len(xs),
                 label=f"{r.label}: median {statistics.median(xs):.3g} ms, p95 {p95:.3g} ms, n={len(xs)}")
     ax.set_xscale("log")
     ax.set_xlabel("respond() latency per turn (ms, log scale)")
-    ax.set_ylabel("turns")
-    ax.set_title("Latency distribution")
+    ax.set_ylabel("% of the run's turns")
+    ax.set_title("respond() latency distribution")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2 if len(data) > 3 else 1,
+              frameon=False)
     fig.tight_layout()
     path = out / "latency.png"
     fig.savefig(path, dpi=120)

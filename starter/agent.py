@@ -112,17 +112,19 @@ class Agent:
         snap["accepted_constraints"] = accepted
         snap["rejected_constraints"] = rejected
 
-        ranked = RANK.posterior(self.index, state.tracks, state.excluded)
+        ranked = RANK.posterior(self.index, state.tracks, state.excluded, self.cfg, state.doubtful)
         pre_override = state.pre_override()
         shown_guess = set() if pre_override or not ranked else {ranked[0].idx}
-        questions = ASK.value_questions(self.index, ranked, state.tracks, shown_guess, turn_no)
+        questions = ASK.value_questions(self.index, ranked, state.tracks, shown_guess, turn_no,
+                                        self.cfg.min_group_mass)
         can_separate = ASK.separable(questions)
         probs = [r.prob for r in ranked]
         decision = COMMIT.decide(probs, turn_no, can_separate, pre_override, self.cfg.insurance_turn)
         count = min(decision.count, k_limit)
         shown = [r.idx for r in ranked[:count]]
 
-        ask = questions[0].attribute if questions and questions[0].value > 0 and turn_no < MAX_TURNS else None
+        worth_asking = questions and questions[0].value > self.cfg.min_question_value and questions[0].groups > 1
+        ask = questions[0].attribute if worth_asking and turn_no < MAX_TURNS else None
         recs = [{"parent_asin": self.index.products[i].pid, "score": round(ranked[j].prob, 6)}
                 for j, i in enumerate(shown)]
         response = {"message": _message(len(recs), ask), "ask_attribute": ask, "recommendations": recs,
@@ -158,9 +160,10 @@ class Agent:
             state.tracks, scenario = RANK.open_tracks(self.index, state.pool.ids, obs,
                                                       state.pool.shelf.scored, self.cfg)
             if scenario == "unknown":
-                best = RANK.posterior(self.index, state.tracks, set())
+                best = RANK.posterior(self.index, state.tracks, set(), self.cfg)
                 scenario = state.tracks[best[0].idx].scenario if best else "browsing"
             state.scenario = scenario
+            state.scenario_certain = obs.template
         else:
             RANK.observe(self.index, state.tracks, obs, state.last_ask, self.cfg)
             no_explanation = not any(t.exact for i, t in state.tracks.items() if i not in state.excluded)

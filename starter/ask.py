@@ -36,7 +36,7 @@ def rank1_reward(turn: int) -> float:
 
 
 def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: dict[int, Track],
-                    shown: set[int], turn: int) -> list[QuestionValue]:
+                    shown: set[int], turn: int, min_group_mass: float = 1e-3) -> list[QuestionValue]:
     """Every question's value, best first (ties: concentration, then attribute order)."""
     rest = [r for r in ranked if r.idx not in shown][:MAX_SCORED]
     mass = sum(r.prob for r in rest)
@@ -63,8 +63,9 @@ def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: dict[int,
             groups.setdefault(key, []).append(q)
         top1 = sum(max(g) for g in groups.values())
         conc = sum(sum(x * x for x in g) / sum(g) for g in groups.values() if sum(g) > 0)
+        real_groups = sum(1 for g in groups.values() if sum(g) >= min_group_mass)
         out.append(QuestionValue(attribute, round((top1 - base) * reward, 6), round(top1, 6), round(conc, 6),
-                                 len(groups)))
+                                 real_groups))
     order = {a: k for k, a in enumerate(QUESTION_ATTRIBUTES)}
     out.sort(key=lambda q: (-q.value, -q.concentration, -q.groups, order[q.attribute]))
     return out

@@ -45,8 +45,16 @@ class Tunables:
     # From this turn on, show the list the horizon DP chooses even when a
     # question could still separate candidates (insurance).
     insurance_turn: int = 8
-    # Minimum posterior mass a candidate needs to be listed beyond rank 1 early.
-    min_list_mass: float = 1e-6
+    # Log-weight paid by a candidate that does not explain every message
+    # exactly when some candidate does (soft, so damaged wording can recover).
+    inexact_penalty: float = 8.0
+    # Log-weight paid by a product shown on a turn that may not have counted
+    # (scenario read from free text: it may be a pre-override turn).
+    doubtful_penalty: float = 6.0
+    # A question is asked only if worth more than this (TechnicalScore), and an
+    # answer group counts as a real split only above this probability mass.
+    min_question_value: float = 1e-4
+    min_group_mass: float = 1e-3
 
 
 TUNABLES = Tunables()

@@ -150,16 +150,20 @@ def parse_message(message: object, turn: int, shelf_keys: dict[str, str] | None 
 
 
 def _split_shelf_prefix(rest: str, shelf_keys: dict[str, str] | None) -> tuple[str, str] | None:
-    """Split "C. value" at the first ". " whose left side is a shelf key."""
-    start = 0
-    while True:
+    """Split "C. value" at the first ". " whose left side is a shelf key, else at
+    the first ". " (a damaged category is still the part before the value)."""
+    first = rest.find(". ")
+    if first < 0:
+        return None
+    start = first
+    while shelf_keys is not None:
         pos = rest.find(". ", start)
         if pos < 0:
-            return None
-        cat = rest[:pos]
-        if shelf_keys is None or cat.lower() in shelf_keys:
-            return cat, rest[pos + 2:]
+            break
+        if rest[:pos].lower() in shelf_keys:
+            return rest[:pos], rest[pos + 2:]
         start = pos + 1
+    return rest[:first], rest[first + 2:]
 
 
 def _loose(obs: Observation, turn: int) -> Observation:

@@ -161,18 +161,28 @@ class Ranked:
     loglik: float
 
 
-def posterior(index: CatalogIndex, tracks: dict[int, Track], excluded: set[int]) -> list[Ranked]:
-    """Candidates by posterior probability (tie: popularity, then parent_asin)."""
+def posterior(index: CatalogIndex, tracks: dict[int, Track], excluded: set[int], cfg: Tunables,
+              doubtful: set[int] | frozenset[int] = frozenset()) -> list[Ranked]:
+    """Candidates by posterior probability (tie: popularity, then parent_asin).
+
+    Candidates that explain every message exactly dominate (the others pay
+    `inexact_penalty`) without erasing the rest: a damaged message can equal
+    another product's value, and the rest must stay findable.  `doubtful`
+    candidates were shown on a turn that may not have counted and pay
+    `doubtful_penalty` instead of being removed.
+    """
     live = [(i, t) for i, t in tracks.items() if i not in excluded]
     if not live:
         return []
-    exact = [(i, t) for i, t in live if t.exact]
-    use_exact = bool(exact)
-    chosen = exact if use_exact else live
+    any_exact = any(t.exact for _, t in live)
     rows = []
-    for i, t in chosen:
+    for i, t in live:
         lp = index.log_prior[i]
-        lw = lp + t.category_ll + (0.0 if use_exact else t.loglik)
+        lw = lp + t.category_ll + t.loglik
+        if any_exact and not t.exact:
+            lw -= cfg.inexact_penalty
+        if i in doubtful:
+            lw -= cfg.doubtful_penalty
         rows.append((i, lw, t, lp))
     top = max(r[1] for r in rows)
     total = sum(math.exp(r[1] - top) for r in rows)

@@ -33,6 +33,7 @@ class SessionState:
     profile: dict[str, Any] = field(default_factory=dict)
     turn: int = 0                                  # turns answered so far
     scenario: str = "unknown"                      # buying | browsing | intent_override | unknown
+    scenario_certain: bool = False                 # read from a template opening (not guessed)
     override_seen: bool = False                    # the intent-override message has arrived
     override_turn: int | None = None
     boundary_seen: bool = False
@@ -41,6 +42,7 @@ class SessionState:
     shown: list[list[int]] = field(default_factory=list)       # our list per turn
     shown_counted: list[bool] = field(default_factory=list)    # could a hit count on that turn?
     excluded: set[int] = field(default_factory=set)            # proved wrong: shown on a counted turn
+    doubtful: set[int] = field(default_factory=set)            # shown on a turn that may not have counted
     asked: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)           # boundary refusals
     exhausted: list[str] = field(default_factory=list)         # "no additional preference for A"
@@ -65,14 +67,17 @@ def record_message(state: SessionState, obs: Observation) -> None:
     state.turn += 1
     # Our previous list was wrong if it could have counted (otherwise the
     # session would have ended); pre-override lists prove nothing.
-    if state.shown and state.shown_counted[-1]:
-        state.excluded.update(state.shown[-1])
+    if obs.kind == "override" and not state.override_seen:
+        # Everything shown so far was shown before the override: proof of nothing.
+        state.doubtful.clear()
+    elif state.shown and state.shown_counted[-1]:
+        (state.excluded if state.scenario_certain else state.doubtful).update(state.shown[-1])
     state.observations.append(obs)
     last = state.last_ask
-    if obs.kind == "override" and state.turn > 1:
+    if obs.kind == "override" and state.turn > 1 and not state.override_seen:
         state.override_seen = True
         state.override_turn = state.turn
-        if state.scenario == "unknown":
+        if not state.scenario_certain:
             state.scenario = "intent_override"
     elif obs.kind == "boundary" and isinstance(last, str):
         state.boundary_seen = True

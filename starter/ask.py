@@ -16,9 +16,11 @@ from starter.catalog import CatalogIndex
 from starter.config import QUESTION_ATTRIBUTES, W_EFF, W_HIT, W_MRR
 from starter.rank import Ranked, Track
 
-# Candidates beyond this many (by posterior) are folded into one "rest" mass:
-# they cannot change which candidate tops an answer group.
+# Questions are valued over the best candidates covering this share of the
+# posterior (at most MAX_SCORED of them): the far tail cannot change which
+# candidate tops an answer group.
 MAX_SCORED = 1500
+MASS_COVERED = 1.0 - 1e-5
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,17 @@ def rank1_reward(turn: int) -> float:
 def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: dict[int, Track],
                     shown: set[int], turn: int, min_group_mass: float = 1e-3) -> list[QuestionValue]:
     """Every question's value, best first (ties: concentration, then attribute order)."""
-    rest = [r for r in ranked if r.idx not in shown][:MAX_SCORED]
+    rest: list[Ranked] = []
+    covered = 0.0
+    unshown = 1.0 - sum(r.prob for r in ranked if r.idx in shown)
+    for r in ranked:
+        if r.idx in shown:
+            continue
+        rest.append(r)
+        covered += r.prob
+        # The far tail cannot change which candidate tops an answer group.
+        if len(rest) >= MAX_SCORED or covered >= MASS_COVERED * unshown:
+            break
     mass = sum(r.prob for r in rest)
     if mass <= 0 or len(rest) <= 1:
         return []

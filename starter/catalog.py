@@ -77,6 +77,7 @@ class CatalogIndex:
         self.shelves: dict[str, list[int]] = {}
         self.clues: dict[str, list[int]] = {}
         self._types: dict[str, str] = {}
+        self._weights: dict[frozenset[str], float] = {}
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute(
             "CREATE VIRTUAL TABLE docs USING fts5(title, categories, body, content='', "
@@ -169,6 +170,15 @@ class CatalogIndex:
     # ---- lookups ---------------------------------------------------------------
     def idf_of(self, tok: str) -> float:
         return self.idf.get(tok, self.default_idf)
+
+    def weight(self, toks: frozenset[str]) -> float:
+        """Sum of IDF over a token set (cached; sets of card-value words repeat)."""
+        w = self._weights.get(toks)
+        if w is None:
+            w = sum(self.idf.get(t, self.default_idf) for t in toks)
+            if len(self._weights) < 500_000:
+                self._weights[toks] = w
+        return w
 
     def bm25(self, words: list[str], limit: int, shelf: str | None = None) -> list[tuple[int, float]]:
         """(product idx, relevance) for an OR query of `words`, best first (tie: idx)."""

@@ -35,15 +35,25 @@ class Track:
     evidence: list[float] = field(default_factory=list)   # per-turn similarity, for the snapshot
 
 
-def _tok_set(text: str) -> set[str]:
-    return {t for t in tokens(text) if t not in FILLER}
+_TOKSET_CACHE: dict[str, frozenset[str]] = {}
 
 
-def value_similarity(index: CatalogIndex, predicted: tuple[str, ...] | list[str], said: set[str]) -> float:
+def _tok_set(text: str) -> frozenset[str]:
+    """Content words of a text (cached: card values repeat across turns and products)."""
+    got = _TOKSET_CACHE.get(text)
+    if got is None:
+        got = frozenset(t for t in tokens(text) if t not in FILLER)
+        if len(_TOKSET_CACHE) < 200_000:
+            _TOKSET_CACHE[text] = got
+    return got
+
+
+def value_similarity(index: CatalogIndex, predicted: tuple[str, ...] | list[str], said: frozenset[str]) -> float:
     """IDF-weighted F1 between the predicted values' words and the words said."""
-    pred: set[str] = set()
-    for v in predicted:
-        pred |= _tok_set(v)
+    if len(predicted) == 1:
+        pred = _tok_set(predicted[0])
+    else:
+        pred = frozenset().union(*(_tok_set(v) for v in predicted)) if predicted else frozenset()
     if not pred and not said:
         return 1.0
     if not pred or not said:
@@ -51,9 +61,9 @@ def value_similarity(index: CatalogIndex, predicted: tuple[str, ...] | list[str]
     common = pred & said
     if not common:
         return 0.0
-    w = index.idf_of
-    recall = sum(w(t) for t in common) / sum(w(t) for t in pred)
-    precision = sum(w(t) for t in common) / sum(w(t) for t in said)
+    matched = index.weight(common)
+    recall = matched / index.weight(pred)
+    precision = matched / index.weight(said)
     return 2 * recall * precision / (recall + precision)
 
 

@@ -1,0 +1,135 @@
+"""Turn a model extraction (prompts/extract.schema.json) into gate proposals.
+
+The model's output is data to be checked, never instructions: every value
+becomes a `Proposal` with source "llm" and still has to pass `Gate.ground`.
+Fields that are malformed or outside the allowed sets are not guessed at;
+they are listed in `meta["ignored"]` as (field, value, reason).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from starter.config import ALLOWED_ATTRIBUTES
+
+from grounding.gate import Proposal
+
+INTENTS: tuple[str, ...] = ("provide_constraint", "no_preference", "override", "other")
+MAX_CONSTRAINTS = 8
+MAX_SEARCH_PHRASES = 6
+MAX_TEXT = 200
+
+# Words a shopper uses for an attribute ("I don't mind the colour") -> the protocol's attribute.
+ATTRIBUTE_SYNONYMS: dict[str, str] = {
+    "colour": "color", "colours": "color", "colors": "color", "shade": "color",
+    "price": "budget", "cost": "budget", "prices": "budget",
+    "materials": "material", "fabric": "material",
+    "sizes": "size", "sizing": "size", "width": "size", "length": "size", "fit size": "size",
+    "fit": "style", "look": "style", "design": "style", "department": "style",
+    "brands": "brand", "make": "brand",
+    "features": "feature",
+    "use": "use_case", "use case": "use_case", "usage": "use_case", "purpose": "use_case", "occasion": "use_case",
+    "type": "category", "kind": "category", "product": "category",
+}
+
+
+def normalize_attribute(word: object) -> tuple[str | None, str | None]:
+    """(allowed attribute, None) or (None, reason)."""
+    if not isinstance(word, str):
+        return None, "not a string"
+    w = " ".join(word.lower().replace("-", " ").replace("_", " ").split())
+    if not w:
+        return None, "empty"
+    if w.replace(" ", "_") in ALLOWED_ATTRIBUTES:
+        return w.replace(" ", "_"), None
+    if w in ATTRIBUTE_SYNONYMS:
+        return ATTRIBUTE_SYNONYMS[w], None
+    if w.startswith("the ") and w[4:] in ATTRIBUTE_SYNONYMS:
+        return ATTRIBUTE_SYNONYMS[w[4:]], None
+    return None, "not an allowed attribute"
+
+
+def proposals_from_llm(data: Any) -> tuple[list[Proposal], dict]:
+    """Proposals from a schema-valid extraction, plus meta:
+    {"intent": str | None, "no_preference_attribute": str | None, "ignored": [(field, value, reason)]}."""
+    meta: dict[str, Any] = {"intent": None, "no_preference_attribute": None, "ignored": []}
+    ignored: list[tuple[str, Any, str]] = meta["ignored"]
+    proposals: list[Proposal] = []
+    if not isinstance(data, dict):
+        ignored.append(("data", repr(data)[:80], "not an object"))
+        return proposals, meta
+
+    intent = data.get("intent")
+    if isinstance(intent, str) and intent in INTENTS:
+        meta["intent"] = intent
+    elif intent is not None:
+        ignored.append(("intent", intent, "not an allowed intent"))
+
+    npa = data.get("no_preference_attribute")
+    if npa is not None:
+        attr, why = normalize_attribute(npa)
+        if attr is None:
+            ignored.append(("no_preference_attribute", npa, why))
+        else:
+            meta["no_preference_attribute"] = attr
+
+    seen: set[tuple[str, str]] = set()
+
+    def add(attribute: str, value: str, negated: bool, fld: str) -> None:
+        key = (attribute, " ".join(value.lower().split()))
+        if key in seen:
+            ignored.append((fld, value, "duplicate"))
+            return
+        seen.add(key)
+        proposals.append(Proposal(attribute, value, negated, "llm"))
+
+    constraints = data.get("constraints")
+    if constraints is not None and not isinstance(constraints, list):
+        ignored.append(("constraints", repr(constraints)[:80], "not a list"))
+        constraints = []
+    values_said: set[str] = set()
+    for n, c in enumerate(constraints or []):
+        if n >= MAX_CONSTRAINTS:
+            ignored.append(("constraints", c, "too many constraints"))
+            continue
+        if not isinstance(c, dict):
+            ignored.append(("constraints", c, "not an object"))
+            continue
+        attribute, value, negated = c.get("attribute"), c.get("value"), c.get("negated", False)
+        if not isinstance(value, str) or not value.strip():
+            ignored.append(("constraints", c, "value missing or not a string"))
+            continue
+        if len(value) > MAX_TEXT:
+            ignored.append(("constraints", value[:80], "value too long"))
+            continue
+        if not isinstance(negated, bool):
+            ignored.append(("constraints", c, "negated is not a boolean; taken as false"))
+            negated = False
+        # A disallowed attribute is kept: the gate rejects it with its reason, on the record.
+        add(attribute if isinstance(attribute, str) else "", value, negated, "constraints")
+        values_said.add(" ".join(value.lower().split()))
+
+    cat = data.get("category_phrase")
+    if cat is not None:
+        if isinstance(cat, str) and cat.strip() and len(cat) <= MAX_TEXT:
+            if ("category", " ".join(cat.lower().split())) not in seen:
+                add("category", cat, False, "category_phrase")
+        else:
+            ignored.append(("category_phrase", cat, "not a usable string"))
+
+    phrases = data.get("search_phrases")
+    if phrases is not None and not isinstance(phrases, list):
+        ignored.append(("search_phrases", repr(phrases)[:80], "not a list"))
+        phrases = []
+    for n, ph in enumerate(phrases or []):
+        if n >= MAX_SEARCH_PHRASES:
+            ignored.append(("search_phrases", ph, "too many search phrases"))
+            continue
+        if not isinstance(ph, str) or not ph.strip() or len(ph) > MAX_TEXT:
+            ignored.append(("search_phrases", ph, "not a usable string"))
+            continue
+        low = " ".join(ph.lower().split())
+        if low in values_said or low == " ".join(str(cat or "").lower().split()):
+            ignored.append(("search_phrases", ph, "same as a constraint or category value"))
+            continue
+        add("feature", ph, False, "search_phrases")
+    return proposals, meta

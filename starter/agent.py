@@ -19,7 +19,10 @@ from starter import ask as ASK
 from starter import commit as COMMIT
 from starter import rank as RANK
 from starter import retrieve as RETRIEVE
+from grounding import Gate
 from starter.catalog import CatalogError, CatalogIndex
+from starter.llm import LLMClient, LLMConfig
+from starter.understand import MAX_CLUE_PRODUCTS, MIN_CLUE_SCORE, Understander, apply_understanding
 from starter.config import ALLOWED_ATTRIBUTES, MAX_TURNS, TOP_K, TUNABLES, Tunables
 from starter.parse import Observation, parse_message
 from starter.state import Constraint, SessionState, record_message, record_response
@@ -55,6 +58,10 @@ class Agent:
             raise
         except (OSError, UnicodeDecodeError) as exc:
             raise CatalogError(f"cannot read catalog {catalog_path}: {exc}") from exc
+        self.gate = Gate(self.index)
+        self.llm_config = LLMConfig.from_env()
+        self.llm = LLMClient(self.llm_config) if self.llm_config.enabled else None
+        self.understander = Understander(self.gate, self.llm)
         self.sessions: dict[str, SessionState] = {}
         self.max_sessions = int(os.environ.get("AGENT_MAX_SESSIONS", "10000"))
 
@@ -103,12 +110,26 @@ class Agent:
     def _respond(self, state: SessionState, user_message: Any, turn: Any, top_k: Any) -> dict:
         k_limit = top_k if isinstance(top_k, int) and not isinstance(top_k, bool) and 0 < top_k <= TOP_K else TOP_K
         obs = parse_message(user_message, state.turn + 1, self.index.shelf_lower)
+        understanding = None
+        if not obs.template:
+            understanding = self.understander.understand(obs, self._llm_context(state))
+            apply_understanding(obs, understanding, state.turn + 1)
+            for k, v in understanding.usage.items():
+                state.usage[k] += v
         record_message(state, obs)
         turn_no = turn if isinstance(turn, int) and not isinstance(turn, bool) and 1 <= turn <= MAX_TURNS \
             else min(state.turn, MAX_TURNS)
         snap: dict[str, Any] = {"turn": turn_no, "message": obs.text[:500], "parsed": _parsed(obs)}
+        if understanding is not None:
+            snap["understanding"] = understanding.snapshot()
+            snap["rejected_phrases"] = snap["understanding"]["rejected_phrases"]
 
         accepted, rejected = self._update_evidence(state, obs, snap)
+        if understanding is not None:
+            self._replay_new(state, self._clue_products(state, understanding.clue_matches))
+            accepted += [_grounded_row(g) for g in understanding.accepted]
+            rejected += [{"attribute": r.attribute, "value": r.value, "source": r.source, "reason": r.reason}
+                         for r in understanding.rejected]
         snap["accepted_constraints"] = accepted
         snap["rejected_constraints"] = rejected
 
@@ -127,8 +148,9 @@ class Agent:
         ask = questions[0].attribute if worth_asking and turn_no < MAX_TURNS else None
         recs = [{"parent_asin": self.index.products[i].pid, "score": round(ranked[j].prob, 6)}
                 for j, i in enumerate(shown)]
+        usage = understanding.usage if understanding is not None else {"prompt_tokens": 0, "completion_tokens": 0}
         response = {"message": _message(len(recs), ask), "ask_attribute": ask, "recommendations": recs,
-                    "usage": {"prompt_tokens": 0, "completion_tokens": 0}}
+                    "usage": dict(usage)}
         record_response(state, shown, ask, response)
 
         snap["state"] = {
@@ -175,6 +197,31 @@ class Agent:
         self._record_constraints(state, obs, accepted, rejected)
         return accepted, rejected
 
+    def _llm_context(self, state: SessionState) -> dict[str, Any]:
+        """What the model may know: the shelf, the values said so far, the last question."""
+        shelf = None
+        if state.pool is not None:
+            shelf = state.pool.shelf.exact or next(iter(state.pool.shelf.scored), None)
+        return {"shelf": shelf, "known": [c.value for c in state.constraints][-6:], "asked": state.last_ask}
+
+    def _clue_products(self, state: SessionState, clue_matches: list[tuple[str, float]]) -> list[int]:
+        """Products of the clues a free-text message fuzzily names, not yet in the pool."""
+        if state.pool is None:
+            return []
+        present = set(state.pool.ids)
+        new: list[int] = []
+        for clue, score in clue_matches:
+            ids = self.index.clues.get(clue, [])
+            if score < MIN_CLUE_SCORE or len(ids) > MAX_CLUE_PRODUCTS:
+                continue
+            for i in ids:
+                if i not in present:
+                    present.add(i)
+                    new.append(i)
+        state.pool.ids.extend(new)
+        state.pool.stages[f"fuzzy_clues_turn_{state.turn}"] = len(new)
+        return new
+
     def _replay_new(self, state: SessionState, new_ids: list[int]) -> None:
         """Give candidates that joined the pool late a track replayed from the opening."""
         assert state.pool is not None
@@ -199,14 +246,7 @@ class Agent:
                     accepted.append(c.__dict__)
                 else:
                     rejected.append({"value": v, "reason": "not a clue of any catalog product"})
-        for m in obs.materials:
-            accepted.append(Constraint("material", m, "regex", 0.6, turn).__dict__)
-        for c in obs.colors:
-            accepted.append(Constraint("color", c, "regex", 0.6, turn).__dict__)
-        for n in obs.negated:
-            accepted.append(Constraint("feature", n, "regex", 0.5, turn, negated=True).__dict__)
-        if obs.budget_max is not None:
-            accepted.append(Constraint("budget", f"<= {obs.budget_max:g}", "regex", 0.6, turn).__dict__)
+        # Free-text facts (regex, fuzzy, model) are recorded by the grounding gate.
 
     def _row(self, r: RANK.Ranked, state: SessionState) -> dict:
         p = self.index.products[r.idx]
@@ -214,6 +254,11 @@ class Agent:
                 "rating_number": p.rating_number, "prob": round(r.prob, 6), "exact": r.exact,
                 "log_prior": round(r.log_prior, 4), "loglik": round(r.loglik, 4),
                 "scenario": state.tracks[r.idx].scenario}
+
+
+def _grounded_row(g: Any) -> dict:
+    return {"attribute": g.attribute, "value": g.value, "negated": g.negated, "source": g.source,
+            "confidence": round(g.confidence, 3), "evidence": g.evidence, "clue_matches": g.clue_matches[:3]}
 
 
 def _classify(value: str) -> str:

@@ -31,6 +31,9 @@ COLOR_WORDS = ("black", "white", "blue", "red", "pink", "green", "brown", "gray"
 _MATERIAL_RE = re.compile(r"\b(" + "|".join(MATERIAL_WORDS) + r")\b")
 _COLOR_RE = re.compile(r"\b(" + "|".join(COLOR_WORDS) + r")\b")
 _NEGATION_RE = re.compile(r"\b(?:no|not|without|avoid|except|never|hate|dislike|anything but)\s+(?:any\s+|too\s+)?([a-z]+)")
+# Words after a negation that say nothing about the product ("not sure", "not quite").
+_NEGATION_STOP = frozenset("sure quite really very much yet right it that this so bad only just exactly necessarily "
+                           "big fan idea preference particular strong opinion problem worries matter".split())
 _BUDGET_RE = re.compile(
     r"(?:under|below|less than|at most|max(?:imum)?|up to|<=?|cheaper than|around|about|budget(?: of| around| is)?)"
     r"\s*\$?\s*(\d+(?:\.\d+)?)|\$\s*(\d+(?:\.\d+)?)"
@@ -76,6 +79,8 @@ class Observation:
     colors: list[str] = field(default_factory=list)
     negated: list[str] = field(default_factory=list)
     budget_max: float | None = None
+    extra_tokens: frozenset[str] = frozenset()   # grounded words not spelled as said (typos fixed)
+    negation_phrases: list[str] = field(default_factory=list)   # "no leather", as said
 
 
 def _coerce(message: object) -> str:
@@ -92,7 +97,8 @@ def _coerce(message: object) -> str:
 
 def _regex_facts(obs: Observation) -> None:
     low = obs.text.lower()
-    obs.negated = sorted(set(_NEGATION_RE.findall(low)))
+    obs.negation_phrases = [m.group(0) for m in _NEGATION_RE.finditer(low) if m.group(1) not in _NEGATION_STOP]
+    obs.negated = sorted({m.group(1) for m in _NEGATION_RE.finditer(low) if m.group(1) not in _NEGATION_STOP})
     obs.materials = [m for m in dict.fromkeys(_MATERIAL_RE.findall(low)) if m not in obs.negated]
     obs.colors = [c for c in dict.fromkeys(_COLOR_RE.findall(low)) if c not in obs.negated]
     budgets = [float(a or b) for a, b in _BUDGET_RE.findall(low) if (a or b)]

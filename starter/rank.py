@@ -83,6 +83,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_sco
     scenario = _opening_scenario(obs)
     tracks: dict[int, Track] = {}
     cat_toks = _tok_set(obs.category or "")
+    negated = frozenset(obs.negated)
     low = obs.text.lower()
     browsing_cue = any(c in low for c in _BROWSING_CUES)
     for i in ids:
@@ -98,7 +99,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_sco
             t = Track(scenario=scenario, disclosed=SM.initial_disclosed(p, scenario), exact=exact,
                       loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=[sim])
         else:
-            said = _tok_set(obs.text) - (cat_toks or _tok_set(p.shelf))
+            said = ((_tok_set(obs.text) | obs.extra_tokens) - (cat_toks or _tok_set(p.shelf))) - negated
             best = ("browsing", 1.0 if not said else (0.6 if browsing_cue else 0.3))
             for hyp in ("buying", "intent_override"):
                 sim = value_similarity(index, (SM.opening_value(p, hyp),), said)
@@ -116,6 +117,8 @@ def observe(index: CatalogIndex, tracks: dict[int, Track], obs: Observation, las
     """Update every track with a later message (reply, refusal or override)."""
     text = obs.text.strip()
     said = _tok_set(obs.value_text if obs.template and obs.value_text is not None else obs.text)
+    if not obs.template:
+        said = (said | obs.extra_tokens) - frozenset(obs.negated)
     for i, t in tracks.items():
         p = index.products[i]
         if obs.kind == "override":

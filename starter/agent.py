@@ -22,6 +22,7 @@ from starter import retrieve as RETRIEVE
 from grounding import Gate
 from starter.catalog import CatalogError, CatalogIndex
 from starter.llm import LLMClient, LLMConfig
+from starter.rerank import Reranker
 from starter.understand import MAX_CLUE_PRODUCTS, MIN_CLUE_SCORE, Understander, apply_understanding
 from starter.config import ALLOWED_ATTRIBUTES, MAX_TURNS, TOP_K, TUNABLES, Tunables
 from starter.parse import Observation, parse_message
@@ -60,8 +61,16 @@ class Agent:
             raise CatalogError(f"cannot read catalog {catalog_path}: {exc}") from exc
         self.gate = Gate(self.index)
         self.llm_config = LLMConfig.from_env()
-        self.llm = LLMClient(self.llm_config) if self.llm_config.enabled else None
+        client = LLMClient(self.llm_config) if self.llm_config.enabled or self.llm_config.rerank_method != "none" \
+            else None
+        self.llm = client if self.llm_config.enabled else None
         self.understander = Understander(self.gate, self.llm)
+        self.reranker = None
+        if client is not None and self.llm_config.rerank_method != "none":
+            if self.llm_config.embed_backend == "sentence-transformers":
+                client.warm_up()
+            self.reranker = Reranker(self.index, client, self.llm_config.rerank_method,
+                                     self.llm_config.rerank_top_n, self.llm_config.rerank_weight)
         self.sessions: dict[str, SessionState] = {}
         self.max_sessions = int(os.environ.get("AGENT_MAX_SESSIONS", "10000"))
 
@@ -134,6 +143,14 @@ class Agent:
         snap["rejected_constraints"] = rejected
 
         ranked = RANK.posterior(self.index, state.tracks, state.excluded, self.cfg, state.doubtful)
+        usage = dict(understanding.usage) if understanding is not None else {"prompt_tokens": 0, "completion_tokens": 0}
+        if self.reranker is not None:
+            ranked, rerank_info = self.reranker.rerank(ranked, _needs(state), set(obs.negated))
+            snap["rerank"] = rerank_info
+            for k, v in (rerank_info.get("usage") or {}).items():
+                if k in usage and isinstance(v, int):
+                    usage[k] += v
+                    state.usage[k] += v
         pre_override = state.pre_override()
         shown_guess = set() if pre_override or not ranked else {ranked[0].idx}
         questions = ASK.value_questions(self.index, ranked, state.tracks, shown_guess, turn_no,
@@ -148,7 +165,6 @@ class Agent:
         ask = questions[0].attribute if worth_asking and turn_no < MAX_TURNS else None
         recs = [{"parent_asin": self.index.products[i].pid, "score": round(ranked[j].prob, 6)}
                 for j, i in enumerate(shown)]
-        usage = understanding.usage if understanding is not None else {"prompt_tokens": 0, "completion_tokens": 0}
         response = {"message": _message(len(recs), ask), "ask_attribute": ask, "recommendations": recs,
                     "usage": dict(usage)}
         record_response(state, shown, ask, response)
@@ -254,6 +270,20 @@ class Agent:
                 "rating_number": p.rating_number, "prob": round(r.prob, 6), "exact": r.exact,
                 "log_prior": round(r.log_prior, 4), "loglik": round(r.loglik, 4),
                 "scenario": state.tracks[r.idx].scenario}
+
+
+def _needs(state: SessionState) -> str:
+    """Everything the shopper has said about the product, for a reranker."""
+    parts = []
+    for o in state.observations:
+        if o.template:
+            if o.value_text:
+                parts.append(o.value_text)
+            if o.category:
+                parts.append(o.category)
+        else:
+            parts.append(o.text)
+    return ". ".join(parts)[:2000]
 
 
 def _grounded_row(g: Any) -> dict:

@@ -120,7 +120,7 @@ class Agent:
         k_limit = top_k if isinstance(top_k, int) and not isinstance(top_k, bool) and 0 < top_k <= TOP_K else TOP_K
         obs = parse_message(user_message, state.turn + 1, self.index.shelf_lower)
         understanding = None
-        if not obs.template:
+        if self._needs_understanding(obs):
             understanding = self.understander.understand(obs, self._llm_context(state))
             apply_understanding(obs, understanding, state.turn + 1)
             for k, v in understanding.usage.items():
@@ -212,6 +212,14 @@ class Agent:
         RANK.apply_soft_facts(self.index, state.tracks, obs, self.cfg)
         self._record_constraints(state, obs, accepted, rejected)
         return accepted, rejected
+
+    def _needs_understanding(self, obs: Observation) -> bool:
+        """Free text always; a template only when its value is no catalog clue (damaged wording)."""
+        if not obs.template:
+            return True
+        if not obs.value_text:
+            return False
+        return not RETRIEVE.value_clue_hits(self.index, obs.value_text, len(self.index.products))
 
     def _llm_context(self, state: SessionState) -> dict[str, Any]:
         """What the model may know: the shelf, the values said so far, the last question."""

@@ -94,7 +94,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_sco
             # The category is judged softly (cat_ll); exactness is about the value.
             value = SM.opening_value(p, scenario)
             exact = value is None or value == obs.value_text
-            said = _tok_set(obs.value_text or "")
+            said = _tok_set(obs.value_text or "") | obs.extra_tokens
             sim = 1.0 if exact else value_similarity(index, (value,), said)
             t = Track(scenario=scenario, disclosed=SM.initial_disclosed(p, scenario), exact=exact,
                       loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=[sim])
@@ -117,8 +117,7 @@ def observe(index: CatalogIndex, tracks: dict[int, Track], obs: Observation, las
     """Update every track with a later message (reply, refusal or override)."""
     text = obs.text.strip()
     said = _tok_set(obs.value_text if obs.template and obs.value_text is not None else obs.text)
-    if not obs.template:
-        said = (said | obs.extra_tokens) - frozenset(obs.negated)
+    said = (said | obs.extra_tokens) - frozenset(obs.negated)
     for i, t in tracks.items():
         p = index.products[i]
         if obs.kind == "override":

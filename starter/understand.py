@@ -63,12 +63,16 @@ class Understander:
 
     def understand(self, obs: Observation, context: dict[str, Any]) -> Understanding:
         u = Understanding()
-        frags = self.gate.match_fragments(obs.text, limit=8)
+        if obs.template:
+            # A template's values are quotes of the product: "No Closure closure" is no wish.
+            obs.negated, obs.negation_phrases = [], []
+        text = obs.value_text if obs.template and obs.value_text else obs.text
+        frags = self.gate.match_fragments(text, limit=8)
         u.clue_matches = list(frags)
         u.rejected_phrases = list(frags.rejected_phrases)
         quoted_negations(obs, u.clue_matches)
         corrected: set[str] = set()
-        for tok in tokens(obs.text):
+        for tok in tokens(text):
             if tok in FILLER or len(tok) < 4:
                 continue
             for form, sim in self.gate.correct(tok)[:1]:
@@ -78,7 +82,7 @@ class Understander:
         proposals = proposals_from_regex(obs)
         if self.llm is not None:
             u.llm_called = True
-            reply = self.llm.extract(obs.text, context)
+            reply = self.llm.extract(text, context)
             for k in ("prompt_tokens", "completion_tokens"):
                 u.usage[k] += int(reply.usage.get(k, 0) or 0)
             if reply.data is None:
@@ -88,7 +92,7 @@ class Understander:
                 proposals += llm_props
                 u.intent = meta.get("intent")
                 u.no_preference_attribute = meta.get("no_preference_attribute")
-        u.accepted, u.rejected = self.gate.ground(proposals, obs.text)
+        u.accepted, u.rejected = self.gate.ground(proposals, text)
         return u
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from typing import Any
 
+
+from evaluator.data import field_text
 from evaluator.protocol import coarse_category
 
 STOPWORDS = frozenset(
@@ -21,14 +22,6 @@ STOPWORDS = frozenset(
 _TOKEN_RE = re.compile(r"[a-z0-9]+")
 _OPENING_RE = re.compile(r"^I'm looking for (.+?)(?:\. |, but I'm still exploring\.)")
 WEAK_MESSAGE = "Here are the closest matches I found."
-
-
-def _field_text(value: Any) -> str:
-    if isinstance(value, dict):
-        return " ".join(f"{k} {v}" for k, v in value.items())
-    if isinstance(value, list):
-        return " ".join(str(x) for x in value)
-    return "" if value is None else str(value)
 
 
 def weak_query(message: str) -> str:
@@ -55,9 +48,9 @@ class WeakBaselineAgent:
                 if not line.strip():
                     continue
                 p = json.loads(line)
-                rows.append((p.get("parent_asin"), _field_text(p.get("title")), _field_text(p.get("categories")),
-                             _field_text(p.get("features")), _field_text(p.get("details")),
-                             p.get("store"), _field_text(p.get("description"))))
+                rows.append((p.get("parent_asin"), field_text(p.get("title")), field_text(p.get("categories")),
+                             field_text(p.get("features")), field_text(p.get("details")),
+                             p.get("store"), field_text(p.get("description"))))
         self.db.executemany("INSERT INTO products VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 
     def reset(self, session_id: str, user_profile: dict) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Iterator
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = PROJECT_ROOT.parent / "shared" / "techjam"
@@ -52,9 +53,8 @@ def resolve_dataset(explicit: str | None = None) -> Path:
     return found
 
 
-def read_jsonl(path: Path | str) -> list[dict]:
-    """Every non-blank line of a JSON-lines file, parsed; errors name the line."""
-    rows: list[dict] = []
+def iter_jsonl(path: Path | str) -> Iterator[dict]:
+    """Every non-blank line of a JSON-lines file, parsed, streamed; errors name the line."""
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, 1):
             if not line.strip():
@@ -65,8 +65,21 @@ def read_jsonl(path: Path | str) -> list[dict]:
                 raise ValueError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
             if not isinstance(row, dict):
                 raise ValueError(f"{path}:{lineno}: expected a JSON object")
-            rows.append(row)
-    return rows
+            yield row
+
+
+def read_jsonl(path: Path | str) -> list[dict]:
+    """Every non-blank line of a JSON-lines file, parsed; errors name the line."""
+    return list(iter_jsonl(path))
+
+
+def field_text(value: object) -> str:
+    """A product field as plain text: a dict as "key value" pairs, a list as its items."""
+    if isinstance(value, dict):
+        return " ".join(f"{k} {v}" for k, v in value.items())
+    if isinstance(value, list):
+        return " ".join(str(x) for x in value)
+    return "" if value is None else str(value)
 
 
 def load_catalog(path: Path | str) -> dict[str, dict]:

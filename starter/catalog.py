@@ -9,7 +9,6 @@ and the popularity prior.
 """
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -17,6 +16,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaluator.data import field_text, iter_jsonl
 from evaluator.protocol import card_values, classify, clean, coarse_category
 
 log = logging.getLogger(__name__)
@@ -56,14 +56,6 @@ def _num(value: object) -> float | None:
     return None
 
 
-def _field_text(value: object) -> str:
-    if isinstance(value, dict):
-        return " ".join(f"{k} {v}" for k, v in value.items())
-    if isinstance(value, list):
-        return " ".join(str(x) for x in value)
-    return "" if value is None else str(value)
-
-
 class CatalogIndex:
     """Products, shelves, clue index, token index, BM25 and priors."""
 
@@ -85,15 +77,9 @@ class CatalogIndex:
         )
         skipped = 0
         batch: list[tuple] = []
-        with open(path, encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise CatalogError(f"{path}:{lineno}: malformed catalog line ({exc.msg})") from None
-                pid = row.get("parent_asin") if isinstance(row, dict) else None
+        try:
+            for row in iter_jsonl(path):
+                pid = row.get("parent_asin")
                 if not isinstance(pid, str) or not pid.strip() or pid in self.by_pid:
                     skipped += 1
                     continue
@@ -101,11 +87,13 @@ class CatalogIndex:
                 p = self.products[-1]
                 # BM25 sees what a shopper names: the title, the category path,
                 # the card values and the store (not the long marketing text).
-                batch.append((p.idx, p.title, _field_text(row.get("categories")),
+                batch.append((p.idx, p.title, field_text(row.get("categories")),
                               " ".join(p.constraints) + " " + str(row.get("store") or "")))
                 if len(batch) >= 5000:
                     self.db.executemany("INSERT INTO docs(rowid, title, categories, body) VALUES (?,?,?,?)", batch)
                     batch.clear()
+        except ValueError as exc:
+            raise CatalogError(f"malformed catalog line: {exc}") from None
         if batch:
             self.db.executemany("INSERT INTO docs(rowid, title, categories, body) VALUES (?,?,?,?)", batch)
         if not self.products:

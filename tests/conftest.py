@@ -51,3 +51,14 @@ def proxy_catalog() -> Path:
 def proxy_agent(proxy_catalog: Path):
     from starter.agent import Agent
     return Agent(str(proxy_catalog))
+
+
+@pytest.fixture()
+def server():
+    """A stand-in LLM server (Ollama + OpenAI-compatible API) with scripted replies."""
+    from tests.fake_llm_server import FakeLLMServer
+    fake = FakeLLMServer().start()
+    try:
+        yield fake
+    finally:
+        fake.stop()

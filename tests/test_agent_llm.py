@@ -21,15 +21,6 @@ def extraction(constraints, intent="provide_constraint", category=None, npa=None
             "category_phrase": category}
 
 
-@pytest.fixture()
-def server():
-    fake = FakeLLMServer().start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
-
-
 def llm_agent(catalog: Path, monkeypatch, port: int, timeout: str = "3") -> Agent:
     monkeypatch.setenv("LLM_ENABLED", "1")
     monkeypatch.setenv("LLM_BACKEND", "ollama")

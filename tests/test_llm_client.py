@@ -40,15 +40,6 @@ GOOD_EXTRACTION = {
 }
 
 
-@pytest.fixture
-def server():
-    fake = FakeLLMServer().start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
-
-
 def make_client(server: FakeLLMServer | None, backend: str = "ollama", timeout: float = 5.0, **extra) -> LLMClient:
     port = server.port if server is not None else closed_port()
     config = LLMConfig(

@@ -197,6 +197,8 @@ class Agent:
                              "guesses": {k: round(v, 4) for k, v in state.pool.shelf.scored.items()}}
             state.tracks, scenario = RANK.open_tracks(self.index, state.pool.ids, obs,
                                                       state.pool.shelf.scored, self.cfg)
+            self._mark_explained(state, obs)
+            RANK.set_relevance(state.tracks, self._relevance(state) or {}, self.cfg)
             if scenario == "unknown":
                 best = RANK.posterior(self.index, state.tracks, set(), self.cfg)
                 scenario = state.tracks[best[0].idx].scenario if best else "browsing"
@@ -204,6 +206,9 @@ class Agent:
             state.scenario_certain = obs.template
         else:
             RANK.observe(self.index, state.tracks, obs, state.last_ask, self.cfg)
+            if not obs.template and obs.kind in ("values", "override"):
+                self._mark_explained(state, obs)
+                RANK.set_relevance(state.tracks, self._relevance(state) or {}, self.cfg)
             no_explanation = not any(t.exact for i, t in state.tracks.items() if i not in state.excluded)
             if state.pool.shelf.exact is not None and no_explanation:
                 self._replay_new(state, RETRIEVE.widen_shelf(self.index, state.pool, state.observations[0], self.cfg))
@@ -212,6 +217,33 @@ class Agent:
         RANK.apply_soft_facts(self.index, state.tracks, obs, self.cfg)
         self._record_constraints(state, obs, accepted, rejected)
         return accepted, rejected
+
+    def _mark_explained(self, state: SessionState, obs: Observation) -> None:
+        """Free text that some candidate's card values explain well is a quote of values:
+        card evidence reads it better than text relevance would."""
+        if obs.template:
+            return
+        best = max((t.evidence[-1] for t in state.tracks.values() if t.evidence), default=0.0)
+        obs.card_explained = best >= self.cfg.card_explained_sim
+
+    def _relevance(self, state: SessionState) -> dict[int, float] | None:
+        """Text relevance for the shopper's free-text words so far (None: no free text yet)."""
+        words: list[str] = []
+        for o in state.observations:
+            if o.kind == "free_opening" and o.browsing_cue:
+                continue              # only browsing: the category is all there is to it
+            if not o.template and not o.card_explained and o.kind in ("free_opening", "values", "override", "free"):
+                words += [w for w in RANK.free_text_words(o) if w not in words]
+        # Words that name a confidently recognised shelf are category evidence already;
+        # as text they would only reorder that shelf against the popularity prior.
+        if state.pool is not None:
+            for key, score in state.pool.shelf.scored.items():
+                if score >= self.cfg.named_shelf_score:
+                    named = self.index.shelf_tokens[key]
+                    words = [w for w in words if w not in named]
+        if not words:
+            return None
+        return RANK.text_relevance(self.index, words, self.cfg)
 
     def _needs_understanding(self, obs: Observation) -> bool:
         """Free text always; a template only when its value is no catalog clue (damaged wording)."""
@@ -255,6 +287,7 @@ class Agent:
         tracks, _ = RANK.open_tracks(self.index, new_ids, opening, state.pool.shelf.scored, self.cfg)
         for k, later in enumerate(state.observations[1:]):
             RANK.observe(self.index, tracks, later, state.asks[k] if k < len(state.asks) else None, self.cfg)
+        RANK.set_relevance(tracks, self._relevance(state) or {}, self.cfg)
         state.tracks.update(tracks)
 
     def _record_constraints(self, state: SessionState, obs: Observation, accepted: list, rejected: list) -> None:

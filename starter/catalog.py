@@ -70,6 +70,7 @@ class CatalogIndex:
         self.clues: dict[str, list[int]] = {}
         self._types: dict[str, str] = {}
         self._weights: dict[frozenset[str], float] = {}
+        self._product_tokens: dict[int, frozenset[str]] = {}
         self.db = sqlite3.connect(":memory:", check_same_thread=False)
         self.db.execute(
             "CREATE VIRTUAL TABLE docs USING fts5(title, categories, body, content='', "
@@ -158,6 +159,15 @@ class CatalogIndex:
     # ---- lookups ---------------------------------------------------------------
     def idf_of(self, tok: str) -> float:
         return self.idf.get(tok, self.default_idf)
+
+    def product_tokens(self, idx: int) -> frozenset[str]:
+        """Every word of a product's title and card values (cached per product)."""
+        got = self._product_tokens.get(idx)
+        if got is None:
+            p = self.products[idx]
+            got = frozenset(tokens(p.title + " " + " ".join(p.constraints)))
+            self._product_tokens[idx] = got
+        return got
 
     def weight(self, toks: frozenset[str]) -> float:
         """Sum of IDF over a token set (cached; sets of card-value words repeat)."""

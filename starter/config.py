@@ -40,6 +40,18 @@ class Tunables:
     fuzzy_shelf_min_score: float = 0.2
     # BM25 safety-net candidates added when nothing matches exactly.
     bm25_candidates: int = 200
+    # Free text: weight of BM25 relevance (title, category path, card values)
+    # as evidence, and how many ranked hits it is read from.
+    text_beta: float = 5.0
+    # Free text whose best card-value similarity reaches this is read as quoted
+    # values (card evidence), not as a description (text relevance).
+    card_explained_sim: float = 0.8
+    # A guessed shelf this sure is taken as named: its words are not text evidence.
+    named_shelf_score: float = 0.8
+    # Free-text replies: credit (x share of said words found on the product) for
+    # answering with any of the product's words rather than the predicted values.
+    any_value_credit: float = 0.7
+    text_candidates: int = 2000
     # Largest candidate pool scored per turn (posterior tail is cut, ties by id).
     max_pool: int = 4000
     # From this turn on, show the list the horizon DP chooses even when a

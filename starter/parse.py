@@ -50,6 +50,11 @@ _NOT_RIGHT_CUE = re.compile(r"\b(?:not quite|aren'?t right|not right|none of (?:
 _OPENING_CUE = re.compile(r"\b(?:looking for|shopping for|searching|need|want|find|show me|browsing|"
                           r"in the market for)\b")
 
+# Words of a budget phrase ("under $30", "at most 25 dollars"): the budget is
+# read by _BUDGET_RE, so these words are not product evidence.
+BUDGET_WORDS = frozenset("under below less than at most max maximum up to cheaper around about budget dollars dollar "
+                         "bucks usd price priced cost costs pricey expensive cheap".split())
+
 # Words that carry no product information in shopper messages (template
 # scaffolding and conversational filler); removed before soft matching.
 FILLER = frozenset("""
@@ -60,7 +65,11 @@ hi hey hello can could help find show shopping just browsing now sure something 
 important thing mostly well care it's should like ideally thinking was wait forget said before scratch change
 plans never mind instead matters doesn't matter particular here flexible pick think best decide call opinion
 strong no also plus window any good around at also get buy i'd get looking searching much very so lot
+nice great making mind thing things stuff kind sort maybe perhaps okay ok yes yeah thanks thank
 """.split())
+# Phrases of a shopper who is only browsing (no product wish beyond the category).
+BROWSING_CUES = ("exploring", "browsing", "not sure", "nothing specific", "window", "making up my mind",
+                 "just looking", "no idea", "undecided", "looking around")
 
 
 @dataclass
@@ -81,6 +90,12 @@ class Observation:
     budget_max: float | None = None
     extra_tokens: frozenset[str] = frozenset()   # grounded words not spelled as said (typos fixed)
     negation_phrases: list[str] = field(default_factory=list)   # "no leather", as said
+    card_explained: bool = False   # some candidate's predicted values match what was said well
+
+    @property
+    def browsing_cue(self) -> bool:
+        low = self.text.lower()
+        return any(c in low for c in BROWSING_CUES)
 
 
 def _coerce(message: object) -> str:

@@ -17,10 +17,8 @@ from dataclasses import dataclass, field
 from starter import shopper_model as SM
 from starter.catalog import CatalogIndex, Product, tokens
 from starter.config import Tunables
-from starter.parse import FILLER, Observation
+from starter.parse import BUDGET_WORDS, FILLER, Observation
 
-_BROWSING_CUES = ("exploring", "browsing", "not sure", "nothing specific", "window", "making up my mind",
-                  "just looking", "no idea", "undecided")
 
 
 @dataclass
@@ -31,6 +29,7 @@ class Track:
     disclosed: frozenset[str]
     exact: bool = True
     loglik: float = 0.0          # value evidence (0 when every message is exactly as predicted)
+    text_ll: float = 0.0         # free-text relevance (latest cumulative query; 0 for template sessions)
     category_ll: float = 0.0     # shelf evidence (0 on the named shelf)
     evidence: list[float] = field(default_factory=list)   # per-turn similarity, for the snapshot
 
@@ -67,6 +66,44 @@ def value_similarity(index: CatalogIndex, predicted: tuple[str, ...] | list[str]
     return 2 * recall * precision / (recall + precision)
 
 
+def free_text_words(obs: Observation) -> list[str]:
+    """The content words of a non-template message, for text relevance (budget numbers and
+    negated words excluded)."""
+    words = (set(obs.keywords) | obs.extra_tokens) - set(obs.negated)
+    if obs.budget_max is not None:
+        words = {w for w in words if not w.replace(".", "").isdigit()}
+    return sorted(words)
+
+
+def text_relevance(index: CatalogIndex, words: list[str], cfg: Tunables) -> dict[int, float]:
+    """BM25 relevance of each product to the shopper's free-text words so far, scaled to [0, 1].
+
+    Shoppers who do not speak in templates name products the way titles and
+    category paths do ("black leather boots for women"), which card values
+    alone do not capture.  The query is cumulative, so a later "cotton" is
+    read in the context of "summer dress".
+    """
+    hits = index.bm25(words, cfg.text_candidates)
+    if not hits:
+        return {}
+    top = hits[0][1] or 1.0
+    return {i: max(0.0, s / top) for i, s in hits}
+
+
+def _without_budget(said: frozenset[str], obs: Observation) -> frozenset[str]:
+    """Free text with a budget: its number and budget words are no product evidence."""
+    if obs.template or obs.budget_max is None:
+        return said
+    return frozenset(w for w in said if w not in BUDGET_WORDS and not w.replace(".", "").isdigit())
+
+
+def said_coverage(index: CatalogIndex, idx: int, said: frozenset[str]) -> float:
+    """IDF-weighted share of the said words that appear on the product (title or any card value)."""
+    have = index.product_tokens(idx)
+    common = said & have
+    return index.weight(common) / index.weight(said) if common else 0.0
+
+
 def _opening_scenario(obs: Observation) -> str | None:
     if obs.kind == "open_buying":
         return "buying"
@@ -78,14 +115,13 @@ def _opening_scenario(obs: Observation) -> str | None:
 
 
 def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_scores: dict[str, float],
-                cfg: Tunables) -> tuple[dict[int, Track], str]:
+                cfg: Tunables, relevance: dict[int, float] | None = None) -> tuple[dict[int, Track], str]:
     """Tracks for the opening; returns (tracks, scenario) where scenario may be 'unknown'."""
     scenario = _opening_scenario(obs)
     tracks: dict[int, Track] = {}
     cat_toks = _tok_set(obs.category or "")
     negated = frozenset(obs.negated)
-    low = obs.text.lower()
-    browsing_cue = any(c in low for c in _BROWSING_CUES)
+    browsing_cue = obs.browsing_cue
     for i in ids:
         p = index.products[i]
         shelf_sim = shelf_scores.get(p.shelf, 0.0)
@@ -99,7 +135,8 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_sco
             t = Track(scenario=scenario, disclosed=SM.initial_disclosed(p, scenario), exact=exact,
                       loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=[sim])
         else:
-            said = ((_tok_set(obs.text) | obs.extra_tokens) - (cat_toks or _tok_set(p.shelf))) - negated
+            said = _without_budget(((_tok_set(obs.text) | obs.extra_tokens) - (cat_toks or _tok_set(p.shelf)))
+                                   - negated, obs)
             best = ("browsing", 1.0 if not said else (0.6 if browsing_cue else 0.3))
             for hyp in ("buying", "intent_override"):
                 sim = value_similarity(index, (SM.opening_value(p, hyp),), said)
@@ -109,7 +146,17 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_sco
             t = Track(scenario=hyp, disclosed=SM.initial_disclosed(p, hyp), exact=False,
                       loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=[sim])
         tracks[i] = t
+    if relevance is not None:
+        set_relevance(tracks, relevance, cfg)
     return tracks, scenario or "unknown"
+
+
+def set_relevance(tracks: dict[int, Track], relevance: dict[int, float], cfg: Tunables) -> None:
+    """Replace every track's free-text term with the latest cumulative relevance."""
+    if not relevance:
+        return
+    for i, t in tracks.items():
+        t.text_ll = cfg.text_beta * (relevance.get(i, 0.0) - 1.0)
 
 
 def observe(index: CatalogIndex, tracks: dict[int, Track], obs: Observation, last_ask: str | None,
@@ -117,7 +164,7 @@ def observe(index: CatalogIndex, tracks: dict[int, Track], obs: Observation, las
     """Update every track with a later message (reply, refusal or override)."""
     text = obs.text.strip()
     said = _tok_set(obs.value_text if obs.template and obs.value_text is not None else obs.text)
-    said = (said | obs.extra_tokens) - frozenset(obs.negated)
+    said = _without_budget((said | obs.extra_tokens) - frozenset(obs.negated), obs)
     for i, t in tracks.items():
         p = index.products[i]
         if obs.kind == "override":
@@ -134,10 +181,16 @@ def observe(index: CatalogIndex, tracks: dict[int, Track], obs: Observation, las
                 exact = False
             if obs.kind == "no_preference":
                 sim = 1.0 if not values else 0.25
+            elif not said:
+                sim = 1.0                      # nothing said about the product itself (e.g. only a budget)
             elif not values:
-                sim = 0.1 if said else 1.0
+                sim = 0.1
             else:
                 sim = value_similarity(index, values, said)
+            if not obs.template and said and obs.kind == "values":
+                # A shopper may answer with anything the product has, not only the values the
+                # simulator would reveal next: partial credit for words found anywhere on it.
+                sim = max(sim, cfg.any_value_credit * said_coverage(index, i, said))
             t.disclosed = t.disclosed | set(values)
         t.exact = t.exact and exact
         t.loglik -= cfg.mismatch_beta * (1.0 - sim)
@@ -190,7 +243,7 @@ def posterior(index: CatalogIndex, tracks: dict[int, Track], excluded: set[int],
     rows = []
     for i, t in live:
         lp = index.log_prior[i]
-        lw = lp + t.category_ll + t.loglik
+        lw = lp + t.category_ll + t.loglik + t.text_ll
         if any_exact and not t.exact:
             lw -= cfg.inexact_penalty
         if i in doubtful:
@@ -199,7 +252,7 @@ def posterior(index: CatalogIndex, tracks: dict[int, Track], excluded: set[int],
     top = max(r[1] for r in rows)
     total = sum(math.exp(r[1] - top) for r in rows)
     products: list[Product] = index.products
-    ranked = [Ranked(i, math.exp(lw - top) / total, lw, t.exact, lp, t.loglik + t.category_ll)
+    ranked = [Ranked(i, math.exp(lw - top) / total, lw, t.exact, lp, t.loglik + t.category_ll + t.text_ll)
               for i, lw, t, lp in rows]
     ranked.sort(key=lambda r: (-r.log_weight, -products[r.idx].rating_number, products[r.idx].pid))
     return ranked

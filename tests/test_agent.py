@@ -315,3 +315,27 @@ def test_public_score_regression_floor(proxy_catalog: Path) -> None:
     summary = build_summary(records)
     assert summary["hit_rate_at_10"] == 1.0
     assert summary["recommended_technical_score"] >= 0.97
+
+
+# ---- shoppers who do not speak in templates ------------------------------------------------------
+@pytest.mark.parametrize("message,first", [
+    ("I want waterproof lace-up boots", "B3"),
+    ("chelsea boots under $60 please", "B2"),
+    ("boots, but no leather", "B2"),
+    ("a white cotton tee", "T2"),
+    ("sport tee, quick dry", "T3"),
+    ("a v-neck tee", "T4"),            # only the title says v-neck: text relevance
+])
+def test_free_text_openings_find_what_was_described(small_catalog: Path, message: str, first: str) -> None:
+    agent = Agent(str(small_catalog))
+    agent.reset("s", {})
+    resp = agent.respond("s", message, 1, 10)
+    assert resp["recommendations"][0]["parent_asin"] == first, agent.debug_snapshot("s")["turns"][0]["top"][:3]
+
+
+def test_free_text_reply_is_read_in_the_context_of_the_opening(small_catalog: Path) -> None:
+    agent = Agent(str(small_catalog))
+    agent.reset("s", {})
+    agent.respond("s", "looking for a tee", 1, 10)
+    resp = agent.respond("s", "hand wash only, black", 2, 10)
+    assert resp["recommendations"][0]["parent_asin"] in {"T4", "T5"}

@@ -14,6 +14,7 @@ Any model failure (refused, timeout, invalid twice) leaves the offline result.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,20 +109,48 @@ def quoted_negations(obs: Observation, clue_matches: list[tuple[str, float]]) ->
     obs.negated = sorted(w for w in obs.negated if w in kept_words)
 
 
+# Words that must be in the message for the model's reading of its intent to be kept.
+_OVERRIDE_WORDS = re.compile(r"\b(ignore|forget|scratch|never ?mind|change|changed|instead|rather|switch|actually|"
+                             r"different|new|disregard|replace|no longer|on second thought)\b")
+_NO_PREFERENCE_WORDS = re.compile(r"\b(don'?t|doesn'?t|do not|does not|no|not|whatever|any|either|care|matter|"
+                                  r"fine|flexible|indifferent|open)\b")
+# A no-preference answer names (almost) nothing about the product.
+MAX_NO_PREFERENCE_WORDS = 3
+
+
+def _stems(words: set[str]) -> set[str]:
+    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words}
+
+
 def apply_understanding(obs: Observation, u: Understanding, turn: int) -> None:
-    """Fold what was accepted into the observation (the only way model output reaches retrieval)."""
-    obs.extra_tokens = frozenset(obs.extra_tokens | u.corrected_tokens)
-    grounded_words: set[str] = set()
+    """Fold what was accepted into the observation (the only way model output reaches retrieval).
+
+    Grounded values add only words the shopper did not spell that way (corrections);
+    the model's intent re-labels free text only when the shopper's own words carry it.
+    """
+    said = set(tokens(obs.text))
+    said_stems = _stems(said)
+    grounded_words: set[str] = set(u.corrected_tokens)
     for g in u.accepted:
         words = {t for t in tokens(g.canonical or g.value) if t not in FILLER}
         if g.negated:
-            obs.negated = sorted(set(obs.negated) | words)
+            obs.negated = sorted(set(obs.negated) | (words & said))
         else:
-            grounded_words |= words
+            # Only spellings the shopper did not use (typo fixes); restated words add nothing.
+            grounded_words |= {w for w in words if w not in said and not (_stems({w}) & said_stems)}
     obs.extra_tokens = frozenset(obs.extra_tokens | (grounded_words - set(obs.negated)))
-    # The model's reading of the intent only re-labels free text, never a template.
-    if not obs.template and turn > 1 and u.intent is not None:
-        if u.intent == "override":
+    if obs.template or turn <= 1 or u.intent is None:
+        return
+    low = obs.text.lower()
+    if u.intent == "override" and obs.kind != "override":
+        if _OVERRIDE_WORDS.search(low):
             obs.kind = "override"
-        elif u.intent == "no_preference" and obs.kind == "values":
+        else:
+            u.rejected.append(Rejected("intent", "override", "llm", "no override wording in the shopper's words"))
+    elif u.intent == "no_preference" and obs.kind == "values":
+        content = [w for w in obs.keywords if w not in FILLER]
+        if _NO_PREFERENCE_WORDS.search(low) and len(content) <= MAX_NO_PREFERENCE_WORDS:
             obs.kind = "no_preference"
+        else:
+            u.rejected.append(Rejected("intent", "no_preference", "llm",
+                                       "the shopper names product details or no no-preference wording"))

@@ -95,10 +95,25 @@ def test_model_intent_relabels_free_text_only(small_catalog: Path, monkeypatch, 
     agent.respond("s", f"I'm looking for {TEES}, but I'm still exploring.", 1, 10)   # template: no call
     server.push_chat(extraction([{"attribute": "material", "value": "polyester", "negated": False}],
                                 intent="override"))
-    agent.respond("s", "hmm, let's go another way: polyester it is", 2, 10)
+    agent.respond("s", "hmm, change of mind: polyester it is", 2, 10)
     snap = agent.debug_snapshot("s")["turns"]
     assert snap[1]["parsed"]["kind"] == "override"
     assert len(server.posts()) == 1
+
+
+def test_model_intent_needs_the_shoppers_words(small_catalog: Path, monkeypatch, server: FakeLLMServer) -> None:
+    """A weak model calls a reply full of product details "no preference": the gate keeps the values."""
+    agent = llm_agent(small_catalog, monkeypatch, server.port)
+    agent.reset("s", {})
+    agent.respond("s", f"I'm looking for {TEES}, but I'm still exploring.", 1, 10)
+    server.push_chat(extraction([], intent="no_preference", npa="feature"))
+    agent.respond("s", "It should have cotton, plus color: black, hand wash only.", 2, 10)
+    snap = agent.debug_snapshot("s")["turns"][1]
+    assert snap["parsed"]["kind"] == "values"
+    assert any(r["attribute"] == "intent" and r["value"] == "no_preference" for r in snap["rejected_constraints"])
+    server.push_chat(extraction([], intent="override"))
+    agent.respond("s", "Also it should be plain.", 3, 10)
+    assert agent.debug_snapshot("s")["turns"][2]["parsed"]["kind"] == "values"
 
 
 def test_injection_never_reaches_the_list(small_catalog: Path, monkeypatch, server: FakeLLMServer) -> None:

@@ -72,13 +72,16 @@ class Agent:
             self.reranker = Reranker(self.index, client, self.llm_config.rerank_method,
                                      self.llm_config.rerank_top_n, self.llm_config.rerank_weight)
         self.sessions: dict[str, SessionState] = {}
-        self.max_sessions = int(os.environ.get("AGENT_MAX_SESSIONS", "10000"))
+        # Sessions kept, least recently used dropped first: a session holds a track per
+        # candidate (thousands on the free-text path), so memory is bounded by this.
+        self.max_sessions = _positive_int(os.environ.get("AGENT_MAX_SESSIONS"), 64)
 
     # ---- contract -------------------------------------------------------------
     def reset(self, session_id: str, user_profile: dict | None = None) -> None:
         """Start a fresh session (profile kept for reference; not used in ranking)."""
         key = str(session_id)
-        if key not in self.sessions and len(self.sessions) >= self.max_sessions:
+        self.sessions.pop(key, None)
+        while len(self.sessions) >= self.max_sessions:
             self.sessions.pop(next(iter(self.sessions)))
         self.sessions[key] = SessionState(session_id=key,
                                           profile=dict(user_profile) if isinstance(user_profile, dict) else {})
@@ -88,7 +91,8 @@ class Agent:
         key = str(session_id)
         if key not in self.sessions:
             self.reset(key, {})
-        state = self.sessions[key]
+        state = self.sessions.pop(key)
+        self.sessions[key] = state          # most recently used last
         try:
             return self._respond(state, user_message, turn, top_k)
         except Exception as exc:  # the guard: never raise, never return an invalid shape
@@ -311,6 +315,15 @@ class Agent:
                 "rating_number": p.rating_number, "prob": round(r.prob, 6), "exact": r.exact,
                 "log_prior": round(r.log_prior, 4), "loglik": round(r.loglik, 4),
                 "scenario": state.tracks[r.idx].scenario}
+
+
+def _positive_int(raw: str | None, default: int) -> int:
+    try:
+        value = int(raw) if raw is not None else default
+    except ValueError:
+        log.warning("AGENT_MAX_SESSIONS=%r is not an integer; using %d", raw, default)
+        return default
+    return value if value > 0 else default
 
 
 def _needs(state: SessionState) -> str:

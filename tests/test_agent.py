@@ -339,3 +339,14 @@ def test_free_text_reply_is_read_in_the_context_of_the_opening(small_catalog: Pa
     agent.respond("s", "looking for a tee", 1, 10)
     resp = agent.respond("s", "hand wash only, black", 2, 10)
     assert resp["recommendations"][0]["parent_asin"] in {"T4", "T5"}
+
+
+def test_sessions_are_bounded_least_recently_used_first(small_catalog: Path, monkeypatch) -> None:
+    monkeypatch.setenv("AGENT_MAX_SESSIONS", "3")
+    agent = Agent(str(small_catalog))
+    for sid in ("a", "b", "c"):
+        agent.reset(sid, {})
+    agent.respond("a", f"I'm looking for {TEES}, but I'm still exploring.", 1, 10)   # "a" is now the freshest
+    agent.reset("d", {})
+    assert list(agent.sessions) == ["c", "a", "d"]
+    assert agent.debug_snapshot("b")["known"] is False

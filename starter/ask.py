@@ -63,16 +63,20 @@ def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: dict[int,
     for r in rest:
         p = index.products[r.idx]
         disclosed = tracks[r.idx].disclosed
-        pending.append((r.prob / mass, [(v, t) for v, t in zip(p.constraints, p.types) if v not in disclosed]))
+        by_type: dict[str, list[str]] = {}
+        undisclosed: list[str] = []
+        for v, t in zip(p.constraints, p.types):
+            if v not in disclosed:
+                undisclosed.append(v)
+                by_type.setdefault(t, []).append(v)
+        answers = {a: tuple(by_type.get(a, ())[:2]) for a in QUESTION_ATTRIBUTES if a != "other"}
+        answers["other"] = tuple(undisclosed[:2])
+        pending.append((r.prob / mass, answers))
     out: list[QuestionValue] = []
     for attribute in QUESTION_ATTRIBUTES:
         groups: dict[tuple[str, ...], list[float]] = {}
-        for q, values in pending:
-            if attribute == "other":
-                key = tuple(v for v, _ in values[:2])
-            else:
-                key = tuple([v for v, t in values if t == attribute][:2])
-            groups.setdefault(key, []).append(q)
+        for q, answers in pending:
+            groups.setdefault(answers[attribute], []).append(q)
         top1 = sum(max(g) for g in groups.values())
         conc = sum(sum(x * x for x in g) / sum(g) for g in groups.values() if sum(g) > 0)
         real_groups = sum(1 for g in groups.values() if sum(g) >= min_group_mass)

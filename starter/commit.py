@@ -27,6 +27,10 @@ def reward(rank: int, turn: int) -> float:
     return W_HIT + W_MRR / rank + W_EFF * max(0.0, (11 - turn) / 10)
 
 
+# reward(k, t) for every turn t and rank k, computed once.
+_REWARDS = [[0.0] + [reward(k, t) for k in range(1, TOP_K + 1)] for t in range(MAX_TURNS + 1)]
+
+
 def horizon_plan(probs: list[float], turn: int) -> tuple[int, float]:
     """(items to show now, expected value) maximising the remaining turns' score.
 
@@ -36,6 +40,7 @@ def horizon_plan(probs: list[float], turn: int) -> tuple[int, float]:
     n = min(len(probs), TOP_K * turns_left)
     if n == 0 or turns_left <= 0:
         return 0, 0.0
+    table = _REWARDS
     # best[tau][i]: value of showing items i.. with tau turns left (tau-th from the end).
     nxt = [0.0] * (n + 1)
     first_k = 1
@@ -45,8 +50,9 @@ def horizon_plan(probs: list[float], turn: int) -> tuple[int, float]:
         choice = [0] * (n + 1)
         for i in range(n - 1, -1, -1):
             best_v, best_k, acc = -1.0, 1, 0.0
+            row = table[t]
             for k in range(1, min(TOP_K, n - i) + 1):
-                acc += probs[i + k - 1] * reward(k, t)
+                acc += probs[i + k - 1] * row[k]
                 v = acc + nxt[i + k]
                 if v > best_v + 1e-12:
                     best_v, best_k = v, k

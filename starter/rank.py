@@ -122,6 +122,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_sco
     cat_toks = _tok_set(obs.category or "")
     negated = frozenset(obs.negated)
     browsing_cue = obs.browsing_cue
+    template_said = _tok_set(obs.value_text or "") | obs.extra_tokens
     for i in ids:
         p = index.products[i]
         shelf_sim = shelf_scores.get(p.shelf, 0.0)
@@ -130,8 +131,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_sco
             # The category is judged softly (cat_ll); exactness is about the value.
             value = SM.opening_value(p, scenario)
             exact = value is None or value == obs.value_text
-            said = _tok_set(obs.value_text or "") | obs.extra_tokens
-            sim = 1.0 if exact else value_similarity(index, (value,), said)
+            sim = 1.0 if exact else value_similarity(index, (value,), template_said)
             t = Track(scenario=scenario, disclosed=SM.initial_disclosed(p, scenario), exact=exact,
                       loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=[sim])
         else:

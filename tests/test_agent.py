@@ -350,3 +350,11 @@ def test_sessions_are_bounded_least_recently_used_first(small_catalog: Path, mon
     agent.reset("d", {})
     assert list(agent.sessions) == ["c", "a", "d"]
     assert agent.debug_snapshot("b")["known"] is False
+
+
+def test_tuned_agent_reads_overrides_and_rejects_typos() -> None:
+    from scripts.tuned_agent import tunables_from_env
+    assert tunables_from_env({"TUNE_prior_alpha": "0.25"}).prior_alpha == 0.25
+    assert tunables_from_env({}).prior_alpha == TUNABLES.prior_alpha
+    with pytest.raises(ValueError, match="no field"):
+        tunables_from_env({"TUNE_prior_alfa": "1"})

@@ -112,33 +112,30 @@ def quoted_negations(obs: Observation, clue_matches: list[tuple[str, float]]) ->
 # Words that must be in the message for the model's reading of its intent to be kept.
 _OVERRIDE_WORDS = re.compile(r"\b(ignore|forget|scratch|never ?mind|change|changed|instead|rather|switch|actually|"
                              r"different|new|disregard|replace|no longer|on second thought)\b")
-_NO_PREFERENCE_WORDS = re.compile(r"\b(don'?t|doesn'?t|do not|does not|no|not|whatever|any|either|care|matter|"
-                                  r"fine|flexible|indifferent|open)\b")
+# A no-preference needs a negated preference ("don't care", "no preference", "doesn't
+# matter") or a word of indifference; a bare "care" ("I care about X") is the opposite.
+_NO_PREFERENCE_WORDS = re.compile(r"\b(?:don'?t|doesn'?t|do not|does not|no|not|never)\b[^.;!?]{0,30}"
+                                  r"\b(?:care|matter|mind|preference|opinion|fussy|picky)\b|"
+                                  r"\b(?:whatever|either (?:way|one)|flexible|indifferent|any (?:is|will do))\b")
 # A no-preference answer names (almost) nothing about the product.
 MAX_NO_PREFERENCE_WORDS = 3
-
-
-def _stems(words: set[str]) -> set[str]:
-    return {w[:-1] if w.endswith("s") and len(w) > 3 else w for w in words}
 
 
 def apply_understanding(obs: Observation, u: Understanding, turn: int) -> None:
     """Fold what was accepted into the observation (the only way model output reaches retrieval).
 
-    Grounded values add only words the shopper did not spell that way (corrections);
-    the model's intent re-labels free text only when the shopper's own words carry it.
+    Only spelling corrections of the shopper's words join the evidence, negations only
+    for words the shopper wrote, and the model's intent re-labels free text only when
+    the shopper's own words carry it.
     """
     said = set(tokens(obs.text))
-    said_stems = _stems(said)
-    grounded_words: set[str] = set(u.corrected_tokens)
     for g in u.accepted:
-        words = {t for t in tokens(g.canonical or g.value) if t not in FILLER}
         if g.negated:
+            words = {t for t in tokens(g.canonical or g.value) if t not in FILLER}
             obs.negated = sorted(set(obs.negated) | (words & said))
-        else:
-            # Only spellings the shopper did not use (typo fixes); restated words add nothing.
-            grounded_words |= {w for w in words if w not in said and not (_stems({w}) & said_stems)}
-    obs.extra_tokens = frozenset(obs.extra_tokens | (grounded_words - set(obs.negated)))
+    # Only corrections of words the shopper wrote (Gate.correct) join the evidence: a
+    # model's accepted value may still carry words nobody said ("clarion ...").
+    obs.extra_tokens = frozenset(obs.extra_tokens | (u.corrected_tokens - set(obs.negated)))
     if obs.template or turn <= 1 or u.intent is None:
         return
     low = obs.text.lower()

@@ -114,6 +114,26 @@ def test_model_intent_needs_the_shoppers_words(small_catalog: Path, monkeypatch,
     server.push_chat(extraction([], intent="override"))
     agent.respond("s", "Also it should be plain.", 3, 10)
     assert agent.debug_snapshot("s")["turns"][2]["parsed"]["kind"] == "values"
+    # "I care about X" is a wish, not indifference (the weak model's favourite mistake) ...
+    server.push_chat(extraction([], intent="no_preference"))
+    agent.respond("s", "Well, I care about color: black.", 4, 10)
+    assert agent.debug_snapshot("s")["turns"][3]["parsed"]["kind"] == "values"
+    # ... while "I don't care" is.
+    server.push_chat(extraction([], intent="no_preference"))
+    agent.respond("s", "honestly I don't care much", 5, 10)
+    assert agent.debug_snapshot("s")["turns"][4]["parsed"]["kind"] == "no_preference"
+
+
+def test_model_values_add_no_unsaid_words(small_catalog: Path, monkeypatch, server: FakeLLMServer) -> None:
+    """An accepted model value may carry a word nobody said; it must not become evidence."""
+    agent = llm_agent(small_catalog, monkeypatch, server.port)
+    server.push_chat(extraction([{"attribute": "feature", "value": "waterproof lace-up clarion boots",
+                                  "negated": False}]))
+    agent.reset("s", {})
+    agent.respond("s", "I need waterproof lace-up boots", 1, 10)
+    snap = agent.debug_snapshot("s")["turns"][0]
+    assert "clarion" not in snap["understanding"]["corrected_tokens"]
+    assert "clarion" not in agent.sessions["s"].observations[0].extra_tokens
 
 
 def test_injection_never_reaches_the_list(small_catalog: Path, monkeypatch, server: FakeLLMServer) -> None:

@@ -19,6 +19,7 @@ from starter import ask as ASK
 from starter import commit as COMMIT
 from starter import rank as RANK
 from starter import retrieve as RETRIEVE
+from evaluator.protocol import classify
 from grounding import Gate
 from starter.catalog import CatalogError, CatalogIndex
 from starter.llm import LLMClient, LLMConfig
@@ -202,7 +203,7 @@ class Agent:
             state.tracks, scenario = RANK.open_tracks(self.index, state.pool.ids, obs,
                                                       state.pool.shelf.scored, self.cfg)
             self._mark_explained(state, obs)
-            RANK.set_relevance(state.tracks, self._relevance(state) or {}, self.cfg)
+            RANK.set_relevance(state.tracks, self._relevance(state), self.cfg)
             if scenario == "unknown":
                 best = RANK.posterior(self.index, state.tracks, set(), self.cfg)
                 scenario = state.tracks[best[0].idx].scenario if best else "browsing"
@@ -212,7 +213,7 @@ class Agent:
             RANK.observe(self.index, state.tracks, obs, state.last_ask, self.cfg)
             if not obs.template and obs.kind in ("values", "override"):
                 self._mark_explained(state, obs)
-                RANK.set_relevance(state.tracks, self._relevance(state) or {}, self.cfg)
+                RANK.set_relevance(state.tracks, self._relevance(state), self.cfg)
             no_explanation = not any(t.exact for i, t in state.tracks.items() if i not in state.excluded)
             if state.pool.shelf.exact is not None and no_explanation:
                 self._replay_new(state, RETRIEVE.widen_shelf(self.index, state.pool, state.observations[0], self.cfg))
@@ -230,8 +231,12 @@ class Agent:
         best = max((t.evidence[-1] for t in state.tracks.values() if t.evidence), default=0.0)
         obs.card_explained = best >= self.cfg.card_explained_sim
 
-    def _relevance(self, state: SessionState) -> dict[int, float] | None:
-        """Text relevance for the shopper's free-text words so far (None: no free text yet)."""
+    def _relevance(self, state: SessionState) -> dict[int, float]:
+        """Text relevance for the shopper's free-text words so far ({} when there are none).
+
+        Kept on the state for its word list: one turn may ask for it several times
+        (evidence, then each batch of late candidates) and the BM25 query is the costly part.
+        """
         words: list[str] = []
         for o in state.observations:
             if o.kind == "free_opening" and o.browsing_cue:
@@ -246,8 +251,11 @@ class Agent:
                     named = self.index.shelf_tokens[key]
                     words = [w for w in words if w not in named]
         if not words:
-            return None
-        return RANK.text_relevance(self.index, words, self.cfg)
+            return {}
+        if state.relevance_words != words:
+            state.relevance_words = list(words)
+            state.relevance = RANK.text_relevance(self.index, words, self.cfg)
+        return state.relevance
 
     def _needs_understanding(self, obs: Observation) -> bool:
         """Free text always; a template only when its value is no catalog clue (damaged wording)."""
@@ -268,17 +276,8 @@ class Agent:
         """Products of the clues a free-text message fuzzily names, not yet in the pool."""
         if state.pool is None:
             return []
-        present = set(state.pool.ids)
-        new: list[int] = []
-        for clue, score in clue_matches:
-            ids = self.index.clues.get(clue, [])
-            if score < MIN_CLUE_SCORE or len(ids) > MAX_CLUE_PRODUCTS:
-                continue
-            for i in ids:
-                if i not in present:
-                    present.add(i)
-                    new.append(i)
-        state.pool.ids.extend(new)
+        named = [self.index.clues.get(clue, []) for clue, score in clue_matches if score >= MIN_CLUE_SCORE]
+        new = state.pool.add(i for ids in named if len(ids) <= MAX_CLUE_PRODUCTS for i in ids)
         state.pool.stages[f"fuzzy_clues_turn_{state.turn}"] = len(new)
         return new
 
@@ -291,7 +290,7 @@ class Agent:
         tracks, _ = RANK.open_tracks(self.index, new_ids, opening, state.pool.shelf.scored, self.cfg)
         for k, later in enumerate(state.observations[1:]):
             RANK.observe(self.index, tracks, later, state.asks[k] if k < len(state.asks) else None, self.cfg)
-        RANK.set_relevance(tracks, self._relevance(state) or {}, self.cfg)
+        RANK.set_relevance(tracks, self._relevance(state), self.cfg)
         state.tracks.update(tracks)
 
     def _record_constraints(self, state: SessionState, obs: Observation, accepted: list, rejected: list) -> None:
@@ -302,7 +301,7 @@ class Agent:
                 [v.strip() for v in obs.value_text.split(";")]
             for v in parts:
                 if v in self.index.clues:
-                    c = Constraint(attribute=_classify(v), value=v, source="template", confidence=1.0, turn=turn)
+                    c = Constraint(attribute=classify(v), value=v, source="template", confidence=1.0, turn=turn)
                     state.constraints.append(c)
                     accepted.append(c.__dict__)
                 else:
@@ -343,11 +342,6 @@ def _needs(state: SessionState) -> str:
 def _grounded_row(g: Any) -> dict:
     return {"attribute": g.attribute, "value": g.value, "negated": g.negated, "source": g.source,
             "confidence": round(g.confidence, 3), "evidence": g.evidence, "clue_matches": g.clue_matches[:3]}
-
-
-def _classify(value: str) -> str:
-    from evaluator.protocol import classify
-    return classify(value)
 
 
 def _parsed(obs: Observation) -> dict:

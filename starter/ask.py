@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from starter import commit as COMMIT
 from starter.catalog import CatalogIndex
-from starter.config import QUESTION_ATTRIBUTES, W_EFF, W_HIT, W_MRR
+from starter.config import QUESTION_ATTRIBUTES
 from starter.rank import Ranked, Track
 
 # Questions are valued over the best candidates covering this share of the
@@ -30,11 +31,6 @@ class QuestionValue:
     top1_mass: float      # P(target is the best of its answer group)
     concentration: float  # expected sum of squared in-group probabilities (tie-break)
     groups: int
-
-
-def rank1_reward(turn: int) -> float:
-    """TechnicalScore of a hit at rank 1 on `turn`."""
-    return W_HIT + W_MRR + W_EFF * max(0.0, (11 - turn) / 10)
 
 
 def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: dict[int, Track],
@@ -55,7 +51,7 @@ def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: dict[int,
     if mass <= 0 or len(rest) <= 1:
         return []
     base = max(r.prob for r in rest) / mass
-    reward = rank1_reward(turn + 1)
+    reward = COMMIT.reward(1, turn + 1)
     # Each candidate's undisclosed (value, type) pairs, computed once: the
     # answer to attribute A is the first two of type A (any type for `other`),
     # exactly as shopper_model.answer_values, which the tests pin it to.

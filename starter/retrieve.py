@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
 from rapidfuzz import fuzz, process
 
@@ -34,6 +35,17 @@ class Pool:
     ids: list[int]
     stages: dict[str, int]
     shelf: ShelfGuess
+
+    def add(self, candidates: Iterable[int]) -> list[int]:
+        """Append the candidates not yet in the pool, in order; returns the new ones."""
+        present = set(self.ids)
+        new: list[int] = []
+        for i in candidates:
+            if i not in present:
+                present.add(i)
+                new.append(i)
+        self.ids.extend(new)
+        return new
 
 
 def _phrase_tokens(index: CatalogIndex, phrase: str) -> set[str]:
@@ -120,16 +132,11 @@ def widen_shelf(index: CatalogIndex, pool: Pool, opening: Observation, cfg: Tuna
     if named is not None:
         guess.scored[named] = 1.0
     pool.shelf = ShelfGuess(exact=None, scored=guess.scored)
-    present = set(pool.ids)
     new: list[int] = []
     for key in sorted(guess.scored, key=lambda k: (-guess.scored[k], k)):
-        if len(present) >= cfg.max_pool:
+        if len(pool.ids) >= cfg.max_pool:
             break
-        for i in index.shelves[key]:
-            if i not in present:
-                present.add(i)
-                pool.ids.append(i)
-                new.append(i)
+        new += pool.add(index.shelves[key])
     pool.stages["widened_shelves"] = len(new)
     return new
 
@@ -151,17 +158,11 @@ def value_clue_hits(index: CatalogIndex, value_text: str, limit: int) -> list[in
 
 def expand_pool(index: CatalogIndex, pool: Pool, obs: Observation, cfg: Tunables) -> list[int]:
     """Add clue and BM25 matches of a later message (when the shelf was only guessed); returns the new ids."""
-    present = set(pool.ids)
-    new: list[int] = []
     candidates: list[int] = []
     if obs.value_text:
         candidates.extend(value_clue_hits(index, obs.value_text, cfg.bm25_candidates * 10))
     words = obs.keywords if not obs.value_text else [t for t in tokens(obs.value_text) if t not in FILLER]
     candidates.extend(i for i, _ in index.bm25(words, cfg.bm25_candidates // 2))
-    for i in candidates:
-        if i not in present:
-            present.add(i)
-            pool.ids.append(i)
-            new.append(i)
+    new = pool.add(candidates)
     pool.stages[f"expanded_turn_{len([k for k in pool.stages if k.startswith('expanded')]) + 2}"] = len(new)
     return new

@@ -49,6 +49,8 @@ class SessionState:
     constraints: list[Constraint] = field(default_factory=list)
     pool: Pool | None = None
     tracks: dict[int, Track] = field(default_factory=dict)
+    relevance_words: list[str] = field(default_factory=list)   # the free-text query `relevance` answers
+    relevance: dict[int, float] = field(default_factory=dict)
     last_good: dict[str, Any] | None = None
     snapshots: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})

@@ -8,14 +8,15 @@
   does: it calls `evaluator.local_evaluator.run_session` itself (same
   customer, same perturbations, same hit rule: the session stops at the first
   counted hit) through a thin recorder that remembers the session id, then
-  pairs every transcript turn with the agent's `debug_snapshot` turn.
+  pairs every transcript turn with the agent's typed trace turn.
 - `ChatSession` lets a person play the shopper with free text.
-- `explain` turns one snapshot turn into the plain structure every renderer
-  (terminal and web) draws; it tolerates missing keys and fault turns.
+- `explain` turns one `TurnTrace` into the plain structure every renderer
+  (terminal and web) draws; fault turns included.
 """
 from __future__ import annotations
 
 import json
+import logging
 import math
 import threading
 import uuid
@@ -23,9 +24,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluator import protocol as P
-from evaluator.data import PROJECT_ROOT, CatalogView, read_jsonl, resolve_dataset
+import contest as P
+from evaluator.data import PROJECT_ROOT, CatalogView, resolve_dataset
 from evaluator.local_evaluator import load_agent_class, run_session
+from starter.trace import SessionTrace, TurnTrace
+
+log = logging.getLogger(__name__)
 
 DEFAULT_AGENT = "starter.agent:Agent"
 PANEL_DIR = PROJECT_ROOT / "data" / "panels"
@@ -190,46 +194,36 @@ def _fmt_num(x: Any) -> Any:
     return x if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-def explain(snap: dict | None) -> dict:
-    """The decisions of one turn, normalised for the renderers (missing keys are fine)."""
-    snap = snap if isinstance(snap, dict) else {}
-    parsed = snap.get("parsed") if isinstance(snap.get("parsed"), dict) else {}
-    funnel_raw = snap.get("funnel") if isinstance(snap.get("funnel"), dict) else {}
-    stages = [(k.replace("_", " "), v) for k, v in funnel_raw.items()
-              if k not in ("live", "exact_consistent") and isinstance(v, int)]
-    funnel = [{"stage": k, "count": v} for k, v in stages]
-    if "exact_consistent" in funnel_raw:
-        funnel.append({"stage": "exact-consistent", "count": funnel_raw["exact_consistent"]})
-    if "live" in funnel_raw:
-        funnel.append({"stage": "live (ranked)", "count": funnel_raw["live"]})
-    questions = []
-    for q in snap.get("questions") or []:
-        if isinstance(q, dict):
-            questions.append({"attribute": str(q.get("attribute")), "value": _fmt_num(q.get("value")) or 0.0,
-                              "top1_mass": _fmt_num(q.get("top1_mass")), "groups": _fmt_num(q.get("groups"))})
-    commit = snap.get("commit") if isinstance(snap.get("commit"), dict) else {}
-    accepted = [c for c in snap.get("accepted_constraints") or [] if isinstance(c, dict)]
-    rejected = [c for c in snap.get("rejected_constraints") or [] if isinstance(c, dict)]
-    shelf = snap.get("shelf") if isinstance(snap.get("shelf"), dict) else None
-    state = snap.get("state") if isinstance(snap.get("state"), dict) else {}
+def explain(turn: TurnTrace | None) -> dict:
+    """The decisions of one turn (a typed `TurnTrace`), as the plain structure every renderer draws."""
+    if turn is None:
+        turn = TurnTrace(turn=0, message="")
+    funnel = [{"stage": k.replace("_", " "), "count": v} for k, v in turn.funnel.items()
+              if k not in ("live", "exact_consistent")]
+    if "exact_consistent" in turn.funnel:
+        funnel.append({"stage": "exact-consistent", "count": turn.funnel["exact_consistent"]})
+    if "live" in turn.funnel:
+        funnel.append({"stage": "live (ranked)", "count": turn.funnel["live"]})
+    parsed = turn.parsed.to_dict() if turn.parsed is not None else {}
+    commit = turn.commit
     return {
-        "turn": snap.get("turn"),
-        "message": snap.get("message"),
+        "turn": turn.turn,
+        "message": turn.message,
         "kind": parsed.get("kind"),
+        "kind_parsed": parsed.get("kind_parsed"),
         "parsed": parsed,
-        "shelf": shelf,
-        "scenario": state.get("scenario"),
-        "accepted": [{"attribute": str(c.get("attribute", "")), "value": str(c.get("value", "")),
-                      "source": str(c.get("source", "")), "confidence": _fmt_num(c.get("confidence")),
-                      "negated": bool(c.get("negated"))} for c in accepted],
-        "rejected": [{"value": str(c.get("value", c.get("phrase", ""))), "reason": str(c.get("reason", ""))}
-                     for c in rejected],
+        "shelf": turn.shelf.to_dict() if turn.shelf is not None else None,
+        "scenario": turn.state.scenario if turn.state is not None else None,
+        "accepted": [{"attribute": c.attribute, "value": c.value, "source": c.source,
+                      "confidence": _fmt_num(c.confidence), "negated": c.negated} for c in turn.accepted],
+        "rejected": [{"value": r.value, "reason": r.reason} for r in turn.rejected],
         "funnel": funnel,
-        "questions": questions,
-        "commit": {"count": commit.get("count"), "reason": commit.get("reason"),
-                   "expected_value": _fmt_num(commit.get("expected_value"))},
-        "ask_attribute": snap.get("ask_attribute"),
-        "fault": snap.get("fault"),
+        "questions": [{"attribute": q.attribute, "value": q.value, "top1_mass": q.top1_mass, "groups": q.groups}
+                      for q in turn.questions],
+        "commit": {"count": commit.count if commit else None, "reason": commit.reason if commit else None,
+                   "expected_value": commit.expected_value if commit else None},
+        "ask_attribute": turn.ask_attribute,
+        "fault": turn.fault,
     }
 
 
@@ -274,16 +268,17 @@ class _Recorder:
         return resp
 
 
-def snapshot_of(agent: Any, session_id: str) -> dict:
-    """The agent's debug snapshot, or an empty one if it has none."""
-    fn = getattr(agent, "debug_snapshot", None)
+def trace_of(agent: Any, session_id: str) -> SessionTrace:
+    """The agent's typed trace of a session, or an empty one if it keeps none."""
+    fn = getattr(agent, "trace", None)
     if not callable(fn):
-        return {"session_id": session_id, "known": False, "turns": []}
+        return SessionTrace(session_id=session_id, known=False)
     try:
-        snap = fn(session_id)
-    except Exception as exc:  # a demo must not die on a debugging aid
-        return {"session_id": session_id, "known": False, "turns": [], "error": repr(exc)}
-    return snap if isinstance(snap, dict) else {"session_id": session_id, "known": False, "turns": []}
+        got = fn(session_id)
+    except Exception:  # a demo must not die on a debugging aid
+        log.exception("trace of %s failed", session_id)
+        return SessionTrace(session_id=session_id, known=False)
+    return got if isinstance(got, SessionTrace) else SessionTrace(session_id=session_id, known=False)
 
 
 def play_evaluator_session(agent: Any, lookup: ProductLookup, row: dict, index: int = 0,
@@ -300,9 +295,9 @@ def play_evaluator_session(agent: Any, lookup: ProductLookup, row: dict, index: 
     record = run_session(recorder, row, index, lookup.catalog_view({target_id}), modes, drop_rate,
                          transcripts=True)
     record.pop("_latencies", None)
-    snapshot = snapshot_of(agent, recorder.session_id or "")
-    snap_turns = [t for t in snapshot.get("turns", []) if isinstance(t, dict)]
-    by_turn = {t.get("turn"): t for t in snap_turns}  # a fault turn carries its turn number too
+    trace = trace_of(agent, recorder.session_id or "")
+    snap_turns = list(trace.turns)
+    by_turn = {t.turn: t for t in snap_turns}  # a fault turn carries its turn number too
     views: list[TurnView] = []
     target_turn = record["turn"] if record["hit"] else None
     for k, tr in enumerate(record.get("transcript", [])):
@@ -319,7 +314,7 @@ def play_evaluator_session(agent: Any, lookup: ProductLookup, row: dict, index: 
         ))
     return SessionResult(sample_id=record["sample_id"], scenario_type=str(record.get("scenario_type")),
                          target=lookup.card(target_id), hit=record["hit"], turn=record["turn"],
-                         rank=record["rank"], turns=views, snapshot=snapshot, record=record,
+                         rank=record["rank"], turns=views, snapshot=trace.to_dict(), record=record,
                          perturb=perturb_label)
 
 
@@ -358,11 +353,11 @@ class ChatSession:
                 resp = self.agent.respond(self.session_id, message, self.turn, P.TOP_K)
             except Exception as exc:  # the evaluator counts it as an empty response
                 resp = {"message": "", "ask_attribute": None, "recommendations": [], "error": repr(exc)}
-            snap = snapshot_of(self.agent, self.session_id)
+            trace = trace_of(self.agent, self.session_id)
         if not P.valid_response(resp):
             resp = {"message": "", "ask_attribute": None, "recommendations": []}
         recs = P.normalize_recommendations(resp.get("recommendations"), self.lookup.ids)
-        turns = [t for t in snap.get("turns", []) if isinstance(t, dict)]
+        turns = list(trace.turns)
         ask = resp.get("ask_attribute")
         view = TurnView(turn=self.turn, customer=message, agent=resp["message"],
                         ask_attribute=ask if isinstance(ask, (str, type(None))) else repr(ask),

@@ -34,7 +34,6 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any

@@ -1,9 +1,11 @@
-"""Two comparison agents that anchor every results table.
+"""Comparison agents that anchor every results table.
 
 - `WeakBaselineAgent`: the organizer's weak starter agent, reproduced exactly
   (stateless SQLite FTS5 BM25 over the message's words).
 - `PopularityFloorAgent`: the opening's shelf by review count, ten new items a
   turn, never a question.
+- `CumulativeBM25Agent`: the free-text reference: one cumulative porter-stemmed
+  BM25 query over all product fields, ten new items a turn, never a question.
 """
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ import re
 import sqlite3
 
 
-from evaluator.data import field_text
-from evaluator.protocol import coarse_category
+from contest.jsonl import field_text, iter_jsonl
+from contest import coarse_category
 
 STOPWORDS = frozenset(
     "a an and are as at be but by for from i in is it me my of on or please some that the this to "
@@ -98,3 +100,49 @@ class PopularityFloorAgent:
         page = shelf[(turn - 1) * top_k: turn * top_k]
         return {"message": "Here are popular picks from that shelf.", "ask_attribute": None,
                 "recommendations": [{"parent_asin": pid} for _, pid in page]}
+
+
+class CumulativeBM25Agent:
+    """The reference for free text: one cumulative BM25 query over everything said so far.
+
+    Porter stemming over every product field; ten products a turn, never one
+    shown before, and never a question.  It anchors the persona results: an
+    agent that reads people must beat it.
+    """
+
+    MAX_QUERY_WORDS = 100
+
+    def __init__(self, catalog_path: str) -> None:
+        self.db = sqlite3.connect(":memory:", check_same_thread=False)
+        self.db.execute(
+            "CREATE VIRTUAL TABLE products USING fts5(parent_asin UNINDEXED, title, categories, features, "
+            "details, store, description, tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        rows = []
+        for p in iter_jsonl(catalog_path):
+            rows.append((p.get("parent_asin"), field_text(p.get("title")), field_text(p.get("categories")),
+                         field_text(p.get("features")), field_text(p.get("details")), field_text(p.get("store")),
+                         field_text(p.get("description"))))
+        self.db.executemany("INSERT INTO products VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        self.sessions: dict[str, tuple[list[str], set[str]]] = {}
+
+    def reset(self, session_id: str, user_profile: dict) -> None:
+        self.sessions[session_id] = ([], set())
+
+    def respond(self, session_id: str, user_message: str, turn: int, top_k: int = 10) -> dict:
+        words, shown = self.sessions.setdefault(session_id, ([], set()))
+        for tok in _TOKEN_RE.findall(str(user_message or "").lower()):
+            if len(tok) > 1 and tok not in STOPWORDS and tok not in words:
+                words.append(tok)
+        recs: list[dict] = []
+        if words:
+            query = " OR ".join(f'"{t}"' for t in words[: self.MAX_QUERY_WORDS])
+            cur = self.db.execute(
+                "SELECT parent_asin, bm25(products, 0.0, 6.0, 4.0, 2.5, 2.5, 1.5, 1.0) AS s FROM products "
+                "WHERE products MATCH ? ORDER BY s, parent_asin LIMIT ?", (query, top_k + len(shown)))
+            for pid, s in cur.fetchall():
+                if pid not in shown and len(recs) < top_k:
+                    recs.append({"parent_asin": pid, "score": -float(s)})
+        shown.update(r["parent_asin"] for r in recs)
+        return {"message": WEAK_MESSAGE, "ask_attribute": None, "recommendations": recs,
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0}}

@@ -1,85 +1,16 @@
-"""Where the catalog and session files come from, and how they are read.
+"""The evaluator's view of the contest files: every catalog id, and full rows only for targets.
 
-Resolution order for the catalog (DEVELOPERS.md): an explicit path (flag),
-`CATALOG_PATH`, `data/catalog.jsonl`, `../shared/techjam/catalog_proxy.jsonl`.
+Where the files are looked up is `contest.paths` (shared with the agent).
 """
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
-from typing import Iterator
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DIR = PROJECT_ROOT.parent / "shared" / "techjam"
+from contest.jsonl import read_jsonl
+from contest.paths import PROJECT_ROOT, SHARED_DIR, resolve_catalog, resolve_dataset
 
-
-def _first_existing(candidates: list[Path]) -> Path | None:
-    for c in candidates:
-        if c.is_file():
-            return c
-    return None
-
-
-def resolve_catalog(explicit: str | None = None) -> Path:
-    """The catalog to use; raises FileNotFoundError naming every place looked at."""
-    if explicit:
-        p = Path(explicit)
-        if not p.is_file():
-            raise FileNotFoundError(f"catalog not found: {p}")
-        return p
-    candidates = []
-    env = os.environ.get("CATALOG_PATH")
-    if env:
-        candidates.append(Path(env))
-    candidates += [PROJECT_ROOT / "data" / "catalog.jsonl", SHARED_DIR / "catalog_proxy.jsonl"]
-    found = _first_existing(candidates)
-    if found is None:
-        raise FileNotFoundError("no catalog found; looked at: " + ", ".join(str(c) for c in candidates))
-    return found
-
-
-def resolve_dataset(explicit: str | None = None) -> Path:
-    """The session file: the flag, `data/public_set.jsonl`, then the shared public set."""
-    if explicit:
-        p = Path(explicit)
-        if not p.is_file():
-            raise FileNotFoundError(f"dataset not found: {p}")
-        return p
-    candidates = [PROJECT_ROOT / "data" / "public_set.jsonl", SHARED_DIR / "public_set.jsonl"]
-    found = _first_existing(candidates)
-    if found is None:
-        raise FileNotFoundError("no dataset found; looked at: " + ", ".join(str(c) for c in candidates))
-    return found
-
-
-def iter_jsonl(path: Path | str) -> Iterator[dict]:
-    """Every non-blank line of a JSON-lines file, parsed, streamed; errors name the line."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}:{lineno}: expected a JSON object")
-            yield row
-
-
-def read_jsonl(path: Path | str) -> list[dict]:
-    """Every non-blank line of a JSON-lines file, parsed; errors name the line."""
-    return list(iter_jsonl(path))
-
-
-def field_text(value: object) -> str:
-    """A product field as plain text: a dict as "key value" pairs, a list as its items."""
-    if isinstance(value, dict):
-        return " ".join(f"{k} {v}" for k, v in value.items())
-    if isinstance(value, list):
-        return " ".join(str(x) for x in value)
-    return "" if value is None else str(value)
+__all__ = ["PROJECT_ROOT", "SHARED_DIR", "CatalogView", "load_catalog", "load_catalog_view", "resolve_catalog",
+           "resolve_dataset"]
 
 
 def load_catalog(path: Path | str) -> dict[str, dict]:

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from evaluator import protocol as P
+import contest as P
 from evaluator.data import load_catalog, load_catalog_view, read_jsonl, resolve_catalog, resolve_dataset
 from evaluator.perturb import make_phrasing, parse_modes
 
@@ -34,8 +34,21 @@ def load_agent_class(spec: str) -> Callable[[str], Any]:
     return getattr(importlib.import_module(module_name), class_name)
 
 
-def build_customer(row: dict, target: dict, modes: frozenset[str], drop_rate: float) -> P.Customer:
-    """The simulated shopper of one session, optionally with a perturbed voice."""
+def scenario_of(row: dict) -> Any:
+    """A session's scenario: the row's own, or "human" for a persona card (PERSONAS.md)."""
+    if P.is_persona_card(row):
+        return str(row.get("scenario_type", P.persona.DEFAULT_SCENARIO))
+    return row.get("scenario_type")
+
+
+def build_customer(row: dict, target: dict, modes: frozenset[str],
+                   drop_rate: float) -> P.Customer | P.PersonaCustomer:
+    """The simulated shopper of one session: a persona card's person, or the template
+    shopper of PROTOCOL.md, optionally with a perturbed voice."""
+    if P.is_persona_card(row):
+        if modes:
+            raise ValueError("--perturb rewords the template shopper; persona cards speak for themselves")
+        return P.PersonaCustomer.from_card(row)
     card, behavior = P.card_from_row(row, target)
     customer = P.Customer(
         scenario_type=str(row.get("scenario_type", "")),
@@ -63,7 +76,7 @@ def run_session(agent: Any, row: dict, index: int, catalog: dict[str, dict],
     message = customer.opening()
     record: dict[str, Any] = {
         "sample_id": sample_id,
-        "scenario_type": row.get("scenario_type"),
+        "scenario_type": scenario_of(row),
         "target_parent_asin": target_id,
         "hit": False, "turn": None, "rank": None,
     }
@@ -94,7 +107,7 @@ def run_session(agent: Any, row: dict, index: int, catalog: dict[str, dict],
             break
         if turn == P.MAX_TURNS:
             break
-        message = customer.override_message() if customer.is_override_turn(turn + 1) else customer.reply(ask)
+        message = customer.override_message() if customer.is_override_turn(turn + 1) else customer.reply(ask, turn + 1)
     record["prompt_tokens"] = prompt_tokens
     record["completion_tokens"] = completion_tokens
     if transcripts:
@@ -281,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     rows = select_rows(read_jsonl(dataset_path), args.sample_ids, args.limit)
+    if modes and any(P.is_persona_card(r) for r in rows):
+        print("error: --perturb rewords the template shopper; persona cards speak for themselves", file=sys.stderr)
+        return 2
     wanted = {r.get("ground_truth", {}).get("parent_asin") for r in rows if isinstance(r.get("ground_truth"), dict)}
     catalog = load_catalog_view(catalog_path, wanted)
     check_targets(rows, catalog)

@@ -13,17 +13,20 @@ import random
 import re
 from typing import Callable
 
+from contest import messages as M
+
 MODES = ("para", "drop", "catdamage", "hideclue")
 
+# The official texts with the slots this module fills ({category}, {v0}, {joined}).
 OFFICIAL = {
-    "open_buying": "I'm looking for {category}. A key requirement is: {v0}.",
-    "open_override": "I'm looking for {category}. {v0}",
-    "open_browsing": "I'm looking for {category}, but I'm still exploring.",
-    "override": "Actually, ignore my earlier preference. What I need is: {v0}.",
-    "boundary": "I don't have a preference for {v0}; please use your judgment.",
-    "no_attribute": "Those options are not quite right yet. Ask me about one specific attribute.",
-    "no_preference": "I don't have an additional preference for {v0}.",
-    "values": "For that, what matters is: {joined}.",
+    "open_buying": M.OPEN_BUYING.format(category="{category}", value="{v0}"),
+    "open_override": M.OPEN_OVERRIDE.format(category="{category}", value="{v0}"),
+    "open_browsing": M.OPEN_BROWSING.format(category="{category}"),
+    "override": M.OVERRIDE.format(value="{v0}"),
+    "boundary": M.BOUNDARY.format(attribute="{v0}"),
+    "no_attribute": M.NO_ATTRIBUTE_MESSAGE,
+    "no_preference": M.NO_PREFERENCE.format(attribute="{v0}"),
+    "values": M.VALUES.format(values="{joined}"),
 }
 
 PARAPHRASES: dict[str, list[str]] = {

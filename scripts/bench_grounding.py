@@ -27,8 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grounding import Gate, Proposal  # noqa: E402
-from grounding.text import content_tokens, is_content  # noqa: E402
-from starter.catalog import CatalogIndex, tokens  # noqa: E402
+from grounding.words import content_tokens, is_content, tokens  # noqa: E402
+from starter.catalog import CatalogIndex  # noqa: E402
+from starter.config import GROUNDING, TUNABLES  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "techjam" / "catalog_proxy.jsonl"
 
@@ -76,17 +77,17 @@ def main() -> None:
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    index = CatalogIndex(args.catalog)
+    index = CatalogIndex(args.catalog, TUNABLES)
     print(f"CatalogIndex: {time.perf_counter() - t0:.2f} s, {len(index.products)} products, "
           f"{len(index.clues)} clues")
     gc.collect()
     t0 = time.perf_counter()
-    gate = Gate(index)
+    gate = Gate(index, GROUNDING)
     build = time.perf_counter() - t0
     del gate
     gc.collect()
     tracemalloc.start()
-    gate = Gate(index)
+    gate = Gate(index, GROUNDING)
     gate.match_shelf("boots")   # the lazily built shelf strings too
     cur, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -63,7 +63,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from evaluator import protocol as P
+import contest as P
 from evaluator.data import PROJECT_ROOT, SHARED_DIR, load_catalog, read_jsonl, resolve_catalog, resolve_dataset
 
 PANELS: dict[str, dict] = {

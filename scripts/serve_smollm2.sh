@@ -13,7 +13,7 @@
 # The venv lives OUTSIDE the repo (LLAMA_VENV, default /work/llama-venv).  The first
 # run builds llama-cpp-python from source: about 6-10 minutes on 2 cores.
 # llama-cpp-python's server knows response_format {"type": "json_object", "schema": ...}
-# but not {"type": "json_schema", ...}; starter/llm.py switches to the former by itself.
+# but not {"type": "json_schema", ...}; starter/model/transports.py switches to the former by itself.
 # SmolLM2-135M returns schema-valid JSON (the grammar sees to that) but its values are
 # poor: it is for checking the plumbing, not for scores.
 set -euo pipefail

@@ -11,22 +11,16 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from evaluator.data import field_text, iter_jsonl
-from evaluator.protocol import card_values, classify, clean, coarse_category
+from contest.card import CARD_SIZE, card_title, card_values, classify, coarse_category, split_card
+from contest.jsonl import field_text, iter_jsonl
+from grounding.words import tokens
+from starter.config import Tunables
 
 log = logging.getLogger(__name__)
-
-TOKEN_RE = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-cased word / number tokens (decimals kept whole: 19.99)."""
-    return TOKEN_RE.findall(text.lower())
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +51,17 @@ def _num(value: object) -> float | None:
 
 
 class CatalogIndex:
-    """Products, shelves, clue index, token index, BM25 and priors."""
+    """Products, shelves, clue index, token index, BM25 and priors.
 
-    def __init__(self, catalog_path: str | Path, prior_alpha: float = 1.0) -> None:
+    Implements `grounding.vocabulary.Vocabulary` (clues, shelf_sizes, idf_of).
+    """
+
+    def __init__(self, catalog_path: str | Path, cfg: Tunables) -> None:
         path = Path(catalog_path)
         if not path.is_file():
             raise CatalogError(f"catalog not found: {path} (set CATALOG_PATH or put catalog.jsonl in data/)")
         self.path = path
+        self.cfg = cfg
         self.products: list[Product] = []
         self.by_pid: dict[str, int] = {}
         self.shelves: dict[str, list[int]] = {}
@@ -103,18 +101,8 @@ class CatalogIndex:
             log.warning("catalog %s: skipped %d rows without a usable parent_asin", path, skipped)
         for ids in self.shelves.values():
             ids.sort(key=lambda i: (-self.products[i].rating_number, self.products[i].pid))
-        self.shelf_keys: list[str] = sorted(self.shelves)
-        self.shelf_lower: dict[str, str] = {}
-        for key in self.shelf_keys:
-            self.shelf_lower.setdefault(key.lower(), key)
-        self.shelf_tokens: dict[str, frozenset[str]] = {k: frozenset(tokens(k)) or frozenset({k.lower()})
-                                                        for k in self.shelf_keys}
-        self.shelf_by_token: dict[str, list[str]] = {}
-        for key in self.shelf_keys:
-            for tok in sorted(self.shelf_tokens[key]):
-                self.shelf_by_token.setdefault(tok, []).append(key)
-        self.shelf_vocab: frozenset[str] = frozenset(self.shelf_by_token)
-        self.shelf_vocab_list: list[str] = sorted(self.shelf_vocab)
+        self.shelf_sizes: dict[str, int] = {k: len(v) for k, v in self.shelves.items()}
+        prior_alpha = cfg.prior_alpha
         self.popular: list[int] = sorted(range(len(self.products)),
                                          key=lambda i: (-self.products[i].rating_number, self.products[i].pid))
         self.log_prior: list[float] = [prior_alpha * math.log1p(p.rating_number) for p in self.products]
@@ -135,11 +123,7 @@ class CatalogIndex:
         return t
 
     def _add(self, row: dict, pid: str) -> None:
-        values = card_values(row, limit=4)
-        title = clean(str(row.get("title") or "product"))
-        if not values:
-            values = [title]
-        hard, soft = values[0:2], (values[2:4] or values[0:1])
+        hard, soft = split_card(card_values(row, limit=CARD_SIZE) or [card_title(row)])
         constraints = tuple(hard + soft)
         rn = row.get("rating_number")
         p = Product(
@@ -180,14 +164,14 @@ class CatalogIndex:
 
     def bm25(self, words: list[str], limit: int, shelf: str | None = None) -> list[tuple[int, float]]:
         """(product idx, relevance) for an OR query of `words`, best first (tie: idx)."""
-        uniq = list(dict.fromkeys(w for w in words if w))[:40]
+        uniq = list(dict.fromkeys(w for w in words if w))[:self.cfg.bm25_max_words]
         if not uniq:
             return []
         query = " OR ".join('"' + w.replace('"', '""') + '"' for w in uniq)
         try:
             rows = self.db.execute(
-                "SELECT rowid, bm25(docs, 6.0, 4.0, 2.0) AS s FROM docs WHERE docs MATCH ? ORDER BY s, rowid LIMIT ?",
-                (query, limit * 4 if shelf else limit),
+                "SELECT rowid, bm25(docs, ?, ?, ?) AS s FROM docs WHERE docs MATCH ? ORDER BY s, rowid LIMIT ?",
+                (*self.cfg.bm25_weights, query, limit * 4 if shelf else limit),
             ).fetchall()
         except sqlite3.Error as exc:  # odd text must never break retrieval
             log.warning("bm25 query failed: %s", exc)

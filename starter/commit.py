@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from starter.config import MAX_TURNS, TOP_K, W_EFF, W_HIT, W_MRR
+from contest.rules import MAX_TURNS, TOP_K, hit_reward
 
 
 @dataclass(frozen=True)
@@ -22,13 +22,8 @@ class CommitDecision:
     expected_value: float
 
 
-def reward(rank: int, turn: int) -> float:
-    """TechnicalScore of a hit at `rank` on `turn`."""
-    return W_HIT + W_MRR / rank + W_EFF * max(0.0, (11 - turn) / 10)
-
-
-# reward(k, t) for every turn t and rank k, computed once.
-_REWARDS = [[0.0] + [reward(k, t) for k in range(1, TOP_K + 1)] for t in range(MAX_TURNS + 1)]
+# hit_reward(k, t) for every turn t and rank k, computed once.
+_REWARDS = [[0.0] + [hit_reward(k, t) for k in range(1, TOP_K + 1)] for t in range(MAX_TURNS + 1)]
 
 
 def horizon_plan(probs: list[float], turn: int) -> tuple[int, float]:
@@ -72,8 +67,8 @@ def decide(probs: list[float], turn: int, can_separate: bool, pre_override: bool
     if turn >= MAX_TURNS:
         return CommitDecision(min(TOP_K, len(probs)), "last turn: full list", 0.0)
     if can_separate and turn < insurance_turn:
-        return CommitDecision(1, "a question can still separate the candidates: show only the best", 
-                              probs[0] * reward(1, turn))
+        return CommitDecision(1, "a question can still separate the candidates: show only the best",
+                              probs[0] * hit_reward(1, turn))
     k, value = horizon_plan(probs, turn)
     why = "horizon DP over inseparable candidates" if turn < insurance_turn else "insurance turn: horizon DP"
     return CommitDecision(max(1, k), why, round(value, 6))

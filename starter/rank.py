@@ -12,18 +12,21 @@ and popularity is a bounded tie-break.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from grounding.budget import BUDGET_WORDS
+from grounding.words import FILLER, tokens
 from starter import shopper_model as SM
-from starter.catalog import CatalogIndex, Product, tokens
+from starter.catalog import CatalogIndex, Product
 from starter.config import Tunables
-from starter.parse import BUDGET_WORDS, FILLER, Observation
+from starter.understand import Reading
+
+Tracks = dict[int, "Track"]
 
 
-
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Track:
-    """One candidate's account of the conversation so far."""
+    """One candidate's account of the conversation so far (replaced, never changed)."""
 
     scenario: str
     disclosed: frozenset[str]
@@ -31,7 +34,13 @@ class Track:
     loglik: float = 0.0          # value evidence (0 when every message is exactly as predicted)
     text_ll: float = 0.0         # free-text relevance (latest cumulative query; 0 for template sessions)
     category_ll: float = 0.0     # shelf evidence (0 on the named shelf)
-    evidence: list[float] = field(default_factory=list)   # per-turn similarity, for the snapshot
+    evidence: tuple[float, ...] = ()   # per-turn similarity, for the trace
+
+    def with_text(self, text_ll: float) -> "Track":
+        return Track(self.scenario, self.disclosed, self.exact, self.loglik, text_ll, self.category_ll, self.evidence)
+
+    def with_loglik(self, loglik: float) -> "Track":
+        return Track(self.scenario, self.disclosed, self.exact, loglik, self.text_ll, self.category_ll, self.evidence)
 
 
 _TOKSET_CACHE: dict[str, frozenset[str]] = {}
@@ -66,7 +75,7 @@ def value_similarity(index: CatalogIndex, predicted: tuple[str, ...] | list[str]
     return 2 * recall * precision / (recall + precision)
 
 
-def free_text_words(obs: Observation) -> list[str]:
+def free_text_words(obs: Reading) -> list[str]:
     """The content words of a non-template message, for text relevance (budget numbers and
     negated words excluded)."""
     words = (set(obs.keywords) | obs.extra_tokens) - set(obs.negated)
@@ -90,7 +99,7 @@ def text_relevance(index: CatalogIndex, words: list[str], cfg: Tunables) -> dict
     return {i: max(0.0, s / top) for i, s in hits}
 
 
-def _without_budget(said: frozenset[str], obs: Observation) -> frozenset[str]:
+def _without_budget(said: frozenset[str], obs: Reading) -> frozenset[str]:
     """Free text with a budget: its number and budget words are no product evidence."""
     if obs.template or obs.budget_max is None:
         return said
@@ -104,7 +113,7 @@ def said_coverage(index: CatalogIndex, idx: int, said: frozenset[str]) -> float:
     return index.weight(common) / index.weight(said) if common else 0.0
 
 
-def _opening_scenario(obs: Observation) -> str | None:
+def _opening_scenario(obs: Reading) -> str | None:
     if obs.kind == "open_buying":
         return "buying"
     if obs.kind == "open_override":
@@ -114,8 +123,8 @@ def _opening_scenario(obs: Observation) -> str | None:
     return None
 
 
-def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_scores: dict[str, float],
-                cfg: Tunables, relevance: dict[int, float] | None = None) -> tuple[dict[int, Track], str]:
+def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores: dict[str, float],
+                cfg: Tunables) -> tuple[Tracks, str]:
     """Tracks for the opening; returns (tracks, scenario) where scenario may be 'unknown'."""
     scenario = _opening_scenario(obs)
     tracks: dict[int, Track] = {}
@@ -133,44 +142,42 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Observation, shelf_sco
             exact = value is None or value == obs.value_text
             sim = 1.0 if exact else value_similarity(index, (value,), template_said)
             t = Track(scenario=scenario, disclosed=SM.initial_disclosed(p, scenario), exact=exact,
-                      loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=[sim])
+                      loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=(sim,))
         else:
             said = _without_budget(((_tok_set(obs.text) | obs.extra_tokens) - (cat_toks or _tok_set(p.shelf)))
                                    - negated, obs)
-            best = ("browsing", 1.0 if not said else (0.6 if browsing_cue else 0.3))
+            best = ("browsing", 1.0 if not said else (cfg.browsing_sim_cued if browsing_cue else cfg.browsing_sim_uncued))
             for hyp in ("buying", "intent_override"):
                 sim = value_similarity(index, (SM.opening_value(p, hyp),), said)
                 if sim > best[1]:
                     best = (hyp, sim)
             hyp, sim = best
             t = Track(scenario=hyp, disclosed=SM.initial_disclosed(p, hyp), exact=False,
-                      loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=[sim])
+                      loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=(sim,))
         tracks[i] = t
-    if relevance is not None:
-        set_relevance(tracks, relevance, cfg)
     return tracks, scenario or "unknown"
 
 
-def set_relevance(tracks: dict[int, Track], relevance: dict[int, float], cfg: Tunables) -> None:
-    """Replace every track's free-text term with the latest cumulative relevance."""
+def with_relevance(tracks: Tracks, relevance: dict[int, float], cfg: Tunables) -> Tracks:
+    """The tracks with their free-text term set from the latest cumulative relevance (unchanged when none)."""
     if not relevance:
-        return
-    for i, t in tracks.items():
-        t.text_ll = cfg.text_beta * (relevance.get(i, 0.0) - 1.0)
+        return tracks
+    return {i: t.with_text(cfg.text_beta * (relevance.get(i, 0.0) - 1.0)) for i, t in tracks.items()}
 
 
-def observe(index: CatalogIndex, tracks: dict[int, Track], obs: Observation, last_ask: str | None,
-            cfg: Tunables) -> None:
-    """Update every track with a later message (reply, refusal or override)."""
+def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | None, cfg: Tunables) -> Tracks:
+    """Every track updated with a later message (reply, refusal or override)."""
     text = obs.text.strip()
     said = _tok_set(obs.value_text if obs.template and obs.value_text is not None else obs.text)
     said = _without_budget((said | obs.extra_tokens) - frozenset(obs.negated), obs)
+    out: Tracks = {}
     for i, t in tracks.items():
         p = index.products[i]
+        disclosed = t.disclosed
         if obs.kind == "override":
             exact = obs.template and SM.override_text(p) == text
             sim = value_similarity(index, (p.constraints[0],), said)
-            t.disclosed = t.disclosed | {p.constraints[0]}
+            disclosed = disclosed | {p.constraints[0]}
         elif obs.kind in ("boundary", "no_attribute", "free"):
             exact, sim = obs.template, 1.0
         else:
@@ -180,38 +187,43 @@ def observe(index: CatalogIndex, tracks: dict[int, Track], obs: Observation, las
             else:
                 exact = False
             if obs.kind == "no_preference":
-                sim = 1.0 if not values else 0.25
+                sim = 1.0 if not values else cfg.no_preference_sim
             elif not said:
                 sim = 1.0                      # nothing said about the product itself (e.g. only a budget)
             elif not values:
-                sim = 0.1
+                sim = cfg.no_values_sim
             else:
                 sim = value_similarity(index, values, said)
             if not obs.template and said and obs.kind == "values":
                 # A shopper may answer with anything the product has, not only the values the
                 # simulator would reveal next: partial credit for words found anywhere on it.
                 sim = max(sim, cfg.any_value_credit * said_coverage(index, i, said))
-            t.disclosed = t.disclosed | set(values)
-        t.exact = t.exact and exact
-        t.loglik -= cfg.mismatch_beta * (1.0 - sim)
-        t.evidence.append(round(sim, 4))
+            disclosed = disclosed | set(values)
+        out[i] = Track(t.scenario, disclosed, t.exact and exact, t.loglik - cfg.mismatch_beta * (1.0 - sim),
+                       t.text_ll, t.category_ll, t.evidence + (round(sim, 4),))
+    return out
 
 
-def apply_soft_facts(index: CatalogIndex, tracks: dict[int, Track], obs: Observation, cfg: Tunables) -> None:
+def with_soft_facts(index: CatalogIndex, tracks: Tracks, obs: Reading, cfg: Tunables) -> Tracks:
     """Negations and budgets from free text: a product that contradicts them loses weight."""
     if obs.template or (not obs.negated and obs.budget_max is None):
-        return
+        return tracks
+    out: Tracks = {}
+    negated = set(obs.negated)
     for i, t in tracks.items():
         p = index.products[i]
-        if obs.negated:
+        loglik = t.loglik
+        if negated:
             words = set()
             for v in p.constraints:
                 words |= set(tokens(v))
             words |= set(tokens(p.title))
-            if words & set(obs.negated):
-                t.loglik -= cfg.mismatch_beta * 0.5
-        if obs.budget_max is not None and p.price is not None and p.price > obs.budget_max * 1.1:
-            t.loglik -= cfg.mismatch_beta * 0.3
+            if words & negated:
+                loglik -= cfg.mismatch_beta * cfg.negation_penalty_share
+        if obs.budget_max is not None and p.price is not None and p.price > obs.budget_max * cfg.budget_slack:
+            loglik -= cfg.mismatch_beta * cfg.over_budget_penalty_share
+        out[i] = t if loglik == t.loglik else t.with_loglik(loglik)
+    return out
 
 
 @dataclass(frozen=True)
@@ -226,7 +238,7 @@ class Ranked:
     loglik: float
 
 
-def posterior(index: CatalogIndex, tracks: dict[int, Track], excluded: set[int], cfg: Tunables,
+def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tunables,
               doubtful: set[int] | frozenset[int] = frozenset()) -> list[Ranked]:
     """Candidates by posterior probability (tie: popularity, then parent_asin).
 

@@ -13,7 +13,9 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from starter.catalog import CatalogIndex, tokens
+from grounding.words import tokens
+from starter.catalog import CatalogIndex
+from starter.model.prompting import rerank_scores
 from starter.rank import Ranked
 
 log = logging.getLogger(__name__)
@@ -35,7 +37,7 @@ class Reranker:
     """Scores the near-equal head of the ranking with a model and blends the score in."""
 
     def __init__(self, index: CatalogIndex, client: Any, method: str, top_n: int, weight: float,
-                 window: float = 1.5) -> None:
+                 window: float) -> None:
         self.index = index
         self.client = client
         self.method = method
@@ -75,16 +77,15 @@ class Reranker:
     def _scores(self, needs: str, texts: list[str], info: dict) -> list[float] | None:
         """Scores in [0, 1] per text, or None (recorded) when the model fails."""
         if self.method == "embedding":
-            vectors, usage, error = self.client.embed([needs] + texts)
-            info["usage"] = usage
-            if vectors is None:
-                info["error"] = error
+            got = self.client.embed([needs] + texts)
+            info["usage"] = got.usage
+            if got.vectors is None:
+                info["error"] = got.error
                 return None
-            sims = [_cosine(vectors[0], v) for v in vectors[1:]]
+            sims = [_cosine(got.vectors[0], v) for v in got.vectors[1:]]
             lo, hi = min(sims), max(sims)
             return [(s - lo) / (hi - lo) if hi > lo else 0.0 for s in sims]
         if self.method == "llm":
-            from starter.llm import rerank_scores
             reply = self.client.rerank(needs, texts)
             info["usage"] = reply.usage
             if reply.data is None:

@@ -1,19 +1,23 @@
-"""One session's explicit state, and the reducer that folds a turn into it.
+"""One session's explicit state, the events that change it, and the one reducer that applies them.
 
-Like a dialogue tracker: the state is data, `record_message` and
-`record_response` are the only writers, and every field says what it is.
+Like a dialogue tracker: the decision modules compute events, and `apply` is
+the only code that writes a `SessionState`.  The log of observations is what
+the shopper said, never edited; what understanding read in each message is
+its own record (`readings`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Union
 
 from starter.parse import Observation
-from starter.rank import Track
-from starter.retrieve import Pool
+from starter.rank import Tracks
+from starter.retrieve import Growth, Pool
+from starter.trace import TurnTrace
+from starter.understand import Reading
 
 
-@dataclass
+@dataclass(frozen=True)
 class Constraint:
     """Something the shopper said about the target, with where it came from."""
 
@@ -37,7 +41,9 @@ class SessionState:
     override_seen: bool = False                    # the intent-override message has arrived
     override_turn: int | None = None
     boundary_seen: bool = False
-    observations: list[Observation] = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)   # what the shopper said
+    readings: list[Reading] = field(default_factory=list)           # what the agent read in it
+    card_explained: set[int] = field(default_factory=set)           # turns (0-based) read as quoted card values
     asks: list[str | None] = field(default_factory=list)       # our ask_attribute per turn
     shown: list[list[int]] = field(default_factory=list)       # our list per turn
     shown_counted: list[bool] = field(default_factory=list)    # could a hit count on that turn?
@@ -48,11 +54,11 @@ class SessionState:
     exhausted: list[str] = field(default_factory=list)         # "no additional preference for A"
     constraints: list[Constraint] = field(default_factory=list)
     pool: Pool | None = None
-    tracks: dict[int, Track] = field(default_factory=dict)
+    tracks: Tracks = field(default_factory=dict)
     relevance_words: list[str] = field(default_factory=list)   # the free-text query `relevance` answers
     relevance: dict[int, float] = field(default_factory=dict)
     last_good: dict[str, Any] | None = None
-    snapshots: list[dict[str, Any]] = field(default_factory=list)
+    traces: list[TurnTrace] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0, "completion_tokens": 0})
 
     @property
@@ -64,35 +70,159 @@ class SessionState:
         return self.scenario == "intent_override" and not self.override_seen
 
 
-def record_message(state: SessionState, obs: Observation) -> None:
-    """Fold a new shopper message into the state (before retrieval)."""
+# ---- events -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MessageRead:
+    """A shopper message arrived and was read."""
+
+    observation: Observation
+    reading: Reading
+    usage: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class PoolOpened:
+    """The opening's candidates, their tracks and the scenario read from it."""
+
+    pool: Pool
+    tracks: Tracks
+    scenario: str
+    scenario_certain: bool
+
+
+@dataclass(frozen=True)
+class PoolGrown:
+    """Candidates added to the pool (with their tracks, replayed from the opening)."""
+
+    growth: Growth
+    tracks: Tracks
+
+
+@dataclass(frozen=True)
+class TracksUpdated:
+    """New tracks for (some of) the candidates."""
+
+    tracks: Tracks
+
+
+@dataclass(frozen=True)
+class MessageExplained:
+    """Some candidate's card values explain this free-text turn well: it quotes values."""
+
+    turn_index: int
+
+
+@dataclass(frozen=True)
+class RelevanceComputed:
+    """The cumulative free-text query and its BM25 relevance (kept: one turn may need it several times)."""
+
+    words: tuple[str, ...]
+    relevance: dict[int, float]
+
+
+@dataclass(frozen=True)
+class ConstraintsRecorded:
+    constraints: tuple[Constraint, ...]
+
+
+@dataclass(frozen=True)
+class UsageAdded:
+    """Model tokens spent outside understanding (e.g. a rerank)."""
+
+    usage: tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True)
+class ResponseSent:
+    """Our answer: the list shown, the question asked, the response."""
+
+    shown: tuple[int, ...]
+    ask: str | None
+    response: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TurnTraced:
+    """The turn's decisions (or its fault: then the last good response stands)."""
+
+    trace: TurnTrace
+
+
+Event = Union[MessageRead, PoolOpened, PoolGrown, TracksUpdated, MessageExplained, RelevanceComputed,
+              ConstraintsRecorded, UsageAdded, ResponseSent, TurnTraced]
+
+
+# ---- the reducer ------------------------------------------------------------------------
+def apply(state: SessionState, event: Event) -> None:
+    """Fold one event into the state: the only writer of `SessionState`."""
+    if isinstance(event, MessageRead):
+        _message_read(state, event)
+    elif isinstance(event, PoolOpened):
+        state.pool = event.pool
+        state.tracks = dict(event.tracks)
+        state.scenario = event.scenario
+        state.scenario_certain = event.scenario_certain
+    elif isinstance(event, PoolGrown):
+        pool = state.pool
+        assert pool is not None, "the pool grows only after it is opened"
+        g = event.growth
+        if g.shelf is not None:
+            pool.shelf = g.shelf
+        pool.ids.extend(g.ids)
+        pool.present.update(g.ids)
+        pool.stages[g.stage] = len(g.ids)
+        state.tracks.update(event.tracks)
+    elif isinstance(event, TracksUpdated):
+        state.tracks.update(event.tracks)
+    elif isinstance(event, MessageExplained):
+        state.card_explained.add(event.turn_index)
+    elif isinstance(event, RelevanceComputed):
+        state.relevance_words = list(event.words)
+        state.relevance = event.relevance
+    elif isinstance(event, ConstraintsRecorded):
+        state.constraints.extend(event.constraints)
+    elif isinstance(event, UsageAdded):
+        _add_usage(state, event.usage)
+    elif isinstance(event, ResponseSent):
+        state.shown.append(list(event.shown))
+        state.shown_counted.append(not state.pre_override())
+        state.asks.append(event.ask)
+        if event.ask:
+            state.asked.append(event.ask)
+        state.last_good = event.response
+    elif isinstance(event, TurnTraced):
+        state.traces.append(event.trace)
+    else:  # pragma: no cover - a new event type must be handled here
+        raise TypeError(f"unknown event {type(event).__name__}")
+
+
+def _add_usage(state: SessionState, usage: tuple[tuple[str, int], ...]) -> None:
+    for k, v in usage:
+        state.usage[k] = state.usage.get(k, 0) + v
+
+
+def _message_read(state: SessionState, event: MessageRead) -> None:
+    """A new message: what our last list proved, the scenario events, the log."""
+    reading = event.reading
     state.turn += 1
     # Our previous list was wrong if it could have counted (otherwise the
     # session would have ended); pre-override lists prove nothing.
-    if obs.kind == "override" and not state.override_seen:
+    if reading.kind == "override" and not state.override_seen:
         # Everything shown so far was shown before the override: proof of nothing.
         state.doubtful.clear()
     elif state.shown and state.shown_counted[-1]:
         (state.excluded if state.scenario_certain else state.doubtful).update(state.shown[-1])
-    state.observations.append(obs)
+    state.observations.append(event.observation)
+    state.readings.append(reading)
+    _add_usage(state, event.usage)
     last = state.last_ask
-    if obs.kind == "override" and state.turn > 1 and not state.override_seen:
+    if reading.kind == "override" and state.turn > 1 and not state.override_seen:
         state.override_seen = True
         state.override_turn = state.turn
         if not state.scenario_certain:
             state.scenario = "intent_override"
-    elif obs.kind == "boundary" and isinstance(last, str):
+    elif reading.kind == "boundary" and isinstance(last, str):
         state.boundary_seen = True
         state.refused.append(last)
-    elif obs.kind == "no_preference" and isinstance(last, str):
+    elif reading.kind == "no_preference" and isinstance(last, str):
         state.exhausted.append(last)
-
-
-def record_response(state: SessionState, shown: list[int], ask: str | None, response: dict[str, Any]) -> None:
-    """Fold our own answer into the state (after the decision)."""
-    state.shown.append(list(shown))
-    state.shown_counted.append(not state.pre_override())
-    state.asks.append(ask)
-    if ask:
-        state.asked.append(ask)
-    state.last_good = response

@@ -1,6 +1,7 @@
 """The offline agent, decision by decision, on hand-made products; then the contract."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import subprocess
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator import protocol as P
+import contest as P
 from evaluator.local_evaluator import build_summary, evaluate, run_session
 from evaluator.data import load_catalog, read_jsonl
 from starter import ask as ASK
@@ -18,8 +19,10 @@ from starter import rank as RANK
 from starter import shopper_model as SM
 from starter.agent import Agent
 from starter.catalog import CatalogError, CatalogIndex
-from starter.config import TUNABLES
+from grounding import Gate
+from starter.config import GROUNDING, TUNABLES
 from starter.parse import parse_message
+from starter.understand import Reading
 from tests.conftest import PUBLIC_SET, SMALL_PRODUCTS
 
 TEES = "Tees & Blouses T-Shirts"
@@ -28,7 +31,11 @@ BOOTS = "Boots Chelsea"
 
 @pytest.fixture()
 def index(small_catalog: Path) -> CatalogIndex:
-    return CatalogIndex(small_catalog)
+    return CatalogIndex(small_catalog, TUNABLES)
+
+
+def shelves_of(index: CatalogIndex):
+    return Gate(index, GROUNDING).shelves
 
 
 # ---- catalog index ---------------------------------------------------------------
@@ -82,13 +89,13 @@ def test_construction_fails_fast_on_missing_or_malformed_catalog(tmp_path: Path)
 ])
 def test_templates_are_recognised_exactly(index: CatalogIndex, text: str, turn: int, kind: str,
                                           value: str | None) -> None:
-    obs = parse_message(text, turn, index.shelf_lower)
+    obs = parse_message(text, turn, shelves_of(index).lower)
     assert obs.kind == kind and obs.template
     assert obs.value_text == value
 
 
 def test_override_opening_splits_after_the_shelf_key(index: CatalogIndex) -> None:
-    obs = parse_message(f"I'm looking for {TEES}. Hand Wash Only. Really.", 1, index.shelf_lower)
+    obs = parse_message(f"I'm looking for {TEES}. Hand Wash Only. Really.", 1, shelves_of(index).lower)
     assert obs.category == TEES and obs.value_text == "Hand Wash Only. Really."
 
 
@@ -104,8 +111,8 @@ def test_loose_messages_get_a_kind(text: str, kind: str) -> None:
 
 def test_regex_fallback_reads_budget_negation_material_colour() -> None:
     obs = parse_message("something black in cotton, no leather, under $30 please", 2)
-    assert obs.budget_max == 30.0 and "leather" in obs.negated
-    assert obs.colors == ["black"] and obs.materials == ["cotton"]
+    assert obs.facts.budget_max == 30.0 and "leather" in obs.facts.negated
+    assert obs.facts.colors == ("black",) and obs.facts.materials == ("cotton",)
 
 
 @pytest.mark.parametrize("odd", [None, 42, b"\xff\xfe bytes", "", "   ", "x" * 100_000, ["list"], {"a": 1}])
@@ -140,8 +147,9 @@ def test_no_attribute_reply_is_predicted_for_no_question(index: CatalogIndex) ->
 # ---- rank ------------------------------------------------------------------------------
 def _open(index: CatalogIndex, text: str):
     from starter.retrieve import build_pool
-    obs = parse_message(text, 1, index.shelf_lower)
-    pool = build_pool(index, obs, TUNABLES)
+    shelves = shelves_of(index)
+    obs = Reading.of(parse_message(text, 1, shelves.lower))
+    pool = build_pool(index, shelves, obs, TUNABLES)
     return RANK.open_tracks(index, pool.ids, obs, pool.shelf.scored, TUNABLES)
 
 
@@ -152,8 +160,8 @@ def test_exact_evidence_keeps_only_consistent_candidates_by_popularity(index: Ca
     assert [index.products[r.idx].pid for r in ranked][:4] == ["T1", "T2", "T4", "T5"]
     assert [r.exact for r in ranked] == [True] * 4 + [False]
     assert abs(sum(r.prob for r in ranked) - 1) < 1e-9
-    obs = parse_message("For that, what matters is: color: black; 100% Cotton.", 2, index.shelf_lower)
-    RANK.observe(index, tracks, obs, "other", TUNABLES)
+    obs = Reading.of(parse_message("For that, what matters is: color: black; 100% Cotton.", 2, shelves_of(index).lower))
+    tracks = RANK.observe(index, tracks, obs, "other", TUNABLES)
     ranked = RANK.posterior(index, tracks, {index.by_pid["T1"]}, TUNABLES)
     assert [index.products[r.idx].pid for r in ranked][:2] == ["T4", "T5"]
     assert sum(r.prob for r in ranked[:2]) > 0.999     # the inexact rest keeps a trace of mass
@@ -170,15 +178,14 @@ def test_soft_evidence_ranks_reworded_values(index: CatalogIndex) -> None:
 def test_question_values_prefer_a_separating_question(index: CatalogIndex) -> None:
     tracks, _ = _open(index, f"I'm looking for {TEES}, but I'm still exploring.")
     ranked = RANK.posterior(index, tracks, set(), TUNABLES)
-    values = ASK.value_questions(index, ranked, tracks, {ranked[0].idx}, 1)
+    values = ASK.value_questions(index, ranked, tracks, {ranked[0].idx}, 1, TUNABLES)
     assert values and values[0].value > 0 and values[0].groups > 1
     assert ASK.separable(values)
     # Clones with identical cards cannot be separated once everything is said.
-    clones = {i: tracks[i] for i in (index.by_pid["T4"], index.by_pid["T5"])}
-    for t, i in zip(clones.values(), clones):
-        t.disclosed = frozenset(index.products[i].constraints)
+    clones = {i: dataclasses.replace(tracks[i], disclosed=frozenset(index.products[i].constraints))
+              for i in (index.by_pid["T4"], index.by_pid["T5"])}
     ranked = RANK.posterior(index, clones, set(), TUNABLES)
-    assert not ASK.separable(ASK.value_questions(index, ranked, clones, set(), 3))
+    assert not ASK.separable(ASK.value_questions(index, ranked, clones, set(), 3, TUNABLES))
 
 
 # ---- commit ----------------------------------------------------------------------------
@@ -196,8 +203,8 @@ def test_horizon_plan_trades_rank_against_turns() -> None:
 
 
 def test_rewards_match_the_score_formula() -> None:
-    assert COMMIT.reward(1, 1) == pytest.approx(1.0)
-    assert COMMIT.reward(2, 2) == pytest.approx(0.5 + 0.15 + 0.18)
+    assert P.hit_reward(1, 1) == pytest.approx(1.0)
+    assert P.hit_reward(2, 2) == pytest.approx(0.5 + 0.15 + 0.18)
 
 
 # ---- the agent end to end on the small catalog ------------------------------------------------
@@ -223,7 +230,7 @@ def test_snapshot_records_every_decision_and_is_json(small_catalog: Path) -> Non
     snap = agent.debug_snapshot("s")
     json.dumps(snap)
     turn = snap["turns"][0]
-    for key in ("parsed", "accepted_constraints", "rejected_constraints", "state", "shelf", "funnel", "top",
+    for key in ("parsed", "accepted", "rejected", "state", "shelf", "funnel", "top",
                 "questions", "commit", "ask_attribute", "recommendations"):
         assert key in turn
     assert turn["shelf"]["exact"] == TEES and turn["funnel"]["exact_shelf"] == 5

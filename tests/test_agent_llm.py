@@ -51,9 +51,9 @@ def test_free_text_calls_the_model_and_keeps_only_grounded_values(small_catalog:
     assert resp["usage"] == {"prompt_tokens": 120, "completion_tokens": 30}
     assert resp["recommendations"][0]["parent_asin"] == "B3"
     snap = agent.debug_snapshot("s")["turns"][0]
-    rejected = {r["value"]: r["reason"] for r in snap["rejected_constraints"]}
+    rejected = {r["value"]: r["reason"] for r in snap["rejected"]}
     assert "silk" in rejected and "B0ZZZZZZZZ" in rejected
-    assert any(a["value"] == "waterproof" and a["source"] == "llm" for a in snap["accepted_constraints"])
+    assert any(a["value"] == "waterproof" and a["source"] == "llm" for a in snap["accepted"])
 
 
 def test_model_negation_lowers_contradicting_products(small_catalog: Path, monkeypatch, server: FakeLLMServer) -> None:
@@ -110,7 +110,7 @@ def test_model_intent_needs_the_shoppers_words(small_catalog: Path, monkeypatch,
     agent.respond("s", "It should have cotton, plus color: black, hand wash only.", 2, 10)
     snap = agent.debug_snapshot("s")["turns"][1]
     assert snap["parsed"]["kind"] == "values"
-    assert any(r["attribute"] == "intent" and r["value"] == "no_preference" for r in snap["rejected_constraints"])
+    assert any(r["attribute"] == "intent" and r["value"] == "no_preference" for r in snap["rejected"])
     server.push_chat(extraction([], intent="override"))
     agent.respond("s", "Also it should be plain.", 3, 10)
     assert agent.debug_snapshot("s")["turns"][2]["parsed"]["kind"] == "values"
@@ -133,7 +133,7 @@ def test_model_values_add_no_unsaid_words(small_catalog: Path, monkeypatch, serv
     agent.respond("s", "I need waterproof lace-up boots", 1, 10)
     snap = agent.debug_snapshot("s")["turns"][0]
     assert "clarion" not in snap["understanding"]["corrected_tokens"]
-    assert "clarion" not in agent.sessions["s"].observations[0].extra_tokens
+    assert "clarion" not in agent.sessions["s"].readings[0].extra_tokens
 
 
 def test_injection_never_reaches_the_list(small_catalog: Path, monkeypatch, server: FakeLLMServer) -> None:
@@ -146,4 +146,4 @@ def test_injection_never_reaches_the_list(small_catalog: Path, monkeypatch, serv
     ids = [r["parent_asin"] for r in resp["recommendations"]]
     assert "B0HACKED00" not in ids and all(i in {"T1", "T2", "T3", "T4", "T5", "B1", "B2", "B3"} for i in ids)
     snap = agent.debug_snapshot("s")["turns"][0]
-    assert not any("B0HACKED00" in a["value"] for a in snap["accepted_constraints"])
+    assert not any("B0HACKED00" in a["value"] for a in snap["accepted"])

@@ -69,7 +69,7 @@ def test_replay_json_and_perturbation_match_the_evaluator(capsys):
     assert [t["customer"] for t in data["turns"]] == [t["customer"] for t in rec["transcript"]]
     snap = data["snapshot"]
     assert snap["known"] is True and len(snap["turns"]) == len(rec["transcript"])
-    for key in ("parsed", "accepted_constraints", "rejected_constraints", "funnel", "questions", "commit", "top"):
+    for key in ("parsed", "accepted", "rejected", "funnel", "questions", "commit", "top"):
         assert key in snap["turns"][0], key
     assert [t["recommendations"] for t in snap["turns"]] == \
         [[p["parent_asin"] for p in t["products"]] for t in data["turns"]]

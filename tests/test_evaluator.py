@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from evaluator import local_evaluator as E
-from evaluator import protocol as P
+import contest as P
 from evaluator.data import SHARED_DIR, load_catalog, read_jsonl
 
 NO_ATTR = "Those options are not quite right yet. Ask me about one specific attribute."

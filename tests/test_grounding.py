@@ -11,15 +11,24 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from grounding import (Gate, Grounded, Proposal, parse_budget, proposals_from_llm, proposals_from_regex,
-                       proposals_from_template)
-from grounding.text import content_tokens
+from grounding import Gate, Grounded, Proposal, parse_budget, proposals_from_facts, proposals_from_llm
+from grounding.words import content_tokens
 from prompts import load_schema
 from starter.catalog import CatalogIndex
+from starter.config import GROUNDING, TUNABLES
 from starter.parse import parse_message
 from tests.conftest import CATS_BOOTS, SMALL_PRODUCTS, product
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_gate(path) -> Gate:
+    return Gate(CatalogIndex(path, TUNABLES), GROUNDING)
+
+
+def proposals_from_regex(obs):
+    f = obs.facts
+    return proposals_from_facts(f.materials, f.colors, f.negated, f.budget_max)
 
 # Two extra products: real card values that mention an ASIN and "recommend" (as 16 and 761 proxy values do).
 EXTRA_PRODUCTS = [
@@ -34,12 +43,12 @@ EXTRA_PRODUCTS = [
 def gate(tmp_path: Path) -> Gate:
     path = tmp_path / "catalog.jsonl"
     path.write_text("\n".join(json.dumps(p) for p in SMALL_PRODUCTS + EXTRA_PRODUCTS) + "\n", encoding="utf-8")
-    return Gate(CatalogIndex(path))
+    return make_gate(path)
 
 
 @pytest.fixture()
 def small_gate(small_catalog: Path) -> Gate:
-    return Gate(CatalogIndex(small_catalog))
+    return make_gate(small_catalog)
 
 
 def _by_value(items, value):
@@ -171,9 +180,8 @@ def test_a_shoppers_own_override_is_not_an_injection(small_gate: Gate) -> None:
 def test_catalog_text_naming_an_asin_passes_only_verbatim_from_a_template(gate: Gate) -> None:
     value = "Other color belts are sold separately as ASIN B0B4VTPT7W"
     msg = f"For that, what matters is: {value}; Genuine Leather."
-    obs = parse_message(msg, 3)
-    props = proposals_from_template(obs, gate.index.clues)
-    assert [p.value for p in props] == [value, "Genuine Leather"]
+    assert parse_message(msg, 3).value_text == f"{value}; Genuine Leather"
+    props = [Proposal("feature", value, False, "template"), Proposal("material", "Genuine Leather", False, "template")]
     acc, rej = gate.ground(props, msg)
     assert rej == [] and acc[0].clue_matches == [value] and acc[0].evidence == value
     # The same words from the model (or with the id changed) are refused.
@@ -269,17 +277,6 @@ def test_regex_proposals() -> None:
     assert proposals_from_regex(parse_message("I'm not sure, no idea really", 2)) == []
 
 
-def test_template_proposals(gate: Gate) -> None:
-    msg = "For that, what matters is: 100% Cotton; Hand Wash Only."
-    props = proposals_from_template(parse_message(msg, 3), gate.index.clues)
-    assert [(p.attribute, p.value, p.source) for p in props] == [("material", "100% Cotton", "template"),
-                                                                 ("feature", "Hand Wash Only", "template")]
-    acc, rej = gate.ground(props, msg)
-    assert rej == [] and [a.clue_matches[0] for a in acc] == ["100% Cotton", "Hand Wash Only"]
-    assert all(a.confidence == 1.0 for a in acc)
-    assert proposals_from_template(parse_message("something black", 3)) == []
-
-
 EXAMPLE = {"intent": "provide_constraint",
            "constraints": [{"attribute": "material", "value": "leather", "negated": True},
                            {"attribute": "material", "value": "canvas", "negated": False},
@@ -364,7 +361,7 @@ def _outputs(g: Gate) -> str:
 def test_determinism_and_tie_breaks(small_gate: Gate, small_catalog: Path) -> None:
     first = _outputs(small_gate)
     assert _outputs(small_gate) == first
-    assert _outputs(Gate(CatalogIndex(small_catalog))) == first
+    assert _outputs(make_gate(small_catalog)) == first
     # Equal scores are ordered by clue string.
     res = small_gate.match_fragments("leather")
     assert [c for c, _ in res[:2]] == ["Leather", "leather"] and res[0][1] == res[1][1]
@@ -372,7 +369,7 @@ def test_determinism_and_tie_breaks(small_gate: Gate, small_catalog: Path) -> No
         assert s1 > s2 or (s1 == s2 and c1 < c2)
     # Across processes with different hash seeds too.
     code = ("import sys; sys.path.insert(0, '.'); from grounding import Gate; from starter.catalog import CatalogIndex;"
-            "from tests.test_grounding import _outputs; print(_outputs(Gate(CatalogIndex(sys.argv[1]))))")
+            "from tests.test_grounding import _outputs, make_gate; print(_outputs(make_gate(sys.argv[1])))")
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
         run = subprocess.run([sys.executable, "-c", code, str(small_catalog)], cwd=ROOT, env=env,
@@ -385,7 +382,7 @@ def test_determinism_and_tie_breaks(small_gate: Gate, small_catalog: Path) -> No
 
 @pytest.fixture(scope="module")
 def proxy_gate(proxy_catalog: Path) -> Gate:
-    return Gate(CatalogIndex(proxy_catalog))
+    return make_gate(proxy_catalog)
 
 
 def _damage(clue: str, rng: random.Random, gate: Gate, how: str) -> str:
@@ -398,7 +395,7 @@ def _damage(clue: str, rng: random.Random, gate: Gate, how: str) -> str:
         words[i], words[i + 1] = words[i + 1], words[i]
         return " ".join(words)
     # Drop one content word, never the rarest (that would leave no way to tell the value apart).
-    idfs = {i: max((gate.idf(t) for t in content_tokens(w)), default=0.0) for i, w in enumerate(words)}
+    idfs = {i: max((gate.clues.idf(t) for t in content_tokens(w)), default=0.0) for i, w in enumerate(words)}
     cands = [i for i, v in idfs.items() if v > 0]
     rarest = max(cands, key=lambda i: (idfs[i], -i))
     del words[rng.choice([i for i in cands if i != rarest])]
@@ -410,10 +407,10 @@ def test_proxy_damaged_values_find_their_clue(proxy_gate: Gate) -> None:
     hand = {"polyester spandex blend 95 5": "95% Polyester, 5% Spandex",
             "Package 8.74 x 5.42 x 1.48 inches": "Package Dimensions: 8.74 x 5.42 x 1.48 inches"}
     for msg, clue in hand.items():
-        assert clue in g.index.clues
+        assert clue in g.catalog.clues
         assert clue in [c for c, _ in g.match_fragments(msg)[:3]], (msg, g.match_fragments(msg)[:5])
     rng = random.Random(2026)
-    pool = sorted(c for c in g.index.clues if len(content_tokens(c)) >= 5)
+    pool = sorted(c for c in g.catalog.clues if len(content_tokens(c)) >= 5)
     misses = []
     for how in ("drop", "reorder"):
         for clue in rng.sample(pool, 25):

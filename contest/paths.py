@@ -1,0 +1,47 @@
+"""Where the contest's files are looked up (README "Where the catalog comes from").
+
+Catalog: an explicit path (flag), `CATALOG_PATH`, `data/catalog.jsonl`,
+`../shared/techjam/catalog_proxy.jsonl`.  Sessions: the flag,
+`data/public_set.jsonl`, `../shared/techjam/public_set.jsonl`.  A user who puts
+the official `catalog.jsonl` in `data/` gets the real benchmark.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DIR = PROJECT_ROOT.parent / "shared" / "techjam"
+
+
+def _first_existing(candidates: list[Path]) -> Path | None:
+    for c in candidates:
+        if c.is_file():
+            return c
+    return None
+
+
+def _resolve(kind: str, explicit: str | None, candidates: list[Path]) -> Path:
+    if explicit:
+        p = Path(explicit)
+        if not p.is_file():
+            raise FileNotFoundError(f"{kind} not found: {p}")
+        return p
+    found = _first_existing(candidates)
+    if found is None:
+        raise FileNotFoundError(f"no {kind} found; looked at: " + ", ".join(str(c) for c in candidates))
+    return found
+
+
+def resolve_catalog(explicit: str | None = None) -> Path:
+    """The catalog to use; raises FileNotFoundError naming every place looked at."""
+    env = os.environ.get("CATALOG_PATH")
+    candidates = ([Path(env)] if env else []) + [PROJECT_ROOT / "data" / "catalog.jsonl",
+                                                 SHARED_DIR / "catalog_proxy.jsonl"]
+    return _resolve("catalog", explicit, candidates)
+
+
+def resolve_dataset(explicit: str | None = None) -> Path:
+    """The session file: the flag, `data/public_set.jsonl`, then the shared public set."""
+    return _resolve("dataset", explicit, [PROJECT_ROOT / "data" / "public_set.jsonl",
+                                          SHARED_DIR / "public_set.jsonl"])

@@ -1,0 +1,110 @@
+"""Budgets in shopper text: one module for price words and budget grammar.
+
+Two readings share the number pattern and keyword lists below:
+- `parse_budget(value)`: a value already known to be about price ("under $30",
+  "around 25 dollars", "$20-$40", "not too pricey") -> a structured `Budget`;
+- `budget_ceiling(message)`: the highest price a whole message names after a
+  price keyword or a `$` (the soft price cap of free-text ranking).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from grounding.words import tokens
+
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_AMOUNT = r"\$?\s*" + _NUMBER + r"\s*(?:\$|dollars?|bucks|usd)?"
+
+# Words that mean "price" in a message (a qualitative budget needs one).
+PRICE_CUES = frozenset("""
+cheap cheaper cheapest inexpensive affordable budget price priced prices pricey pricy expensive costly cost
+costs dollar dollars bucks usd spend spending bargain deal economical premium luxury luxurious splurge
+""".split())
+LOW_PRICE_WORDS = frozenset("cheap cheaper cheapest inexpensive affordable budget bargain economical low".split())
+HIGH_PRICE_WORDS = frozenset("pricey pricy expensive costly premium luxury luxurious splurge high end high-end".split())
+# Negated, these mean a low budget ("not too pricey"), not a rejected feature.
+NEGATABLE_PRICE_WORDS = frozenset({"pricey", "pricy", "expensive", "costly", "overpriced"})
+# Words of a budget phrase ("under $30", "at most 25 dollars"): no product evidence.
+BUDGET_WORDS = frozenset("under below less than at most max maximum up to cheaper around about budget dollars dollar "
+                         "bucks usd price priced cost costs pricey expensive cheap".split())
+
+_RANGE_RE = re.compile(r"(?:between\s+)?\$?\s*" + _NUMBER + r"\s*(?:-|–|to|and)\s*" + _AMOUNT, re.I)
+_MAX_RE = re.compile(r"(?:under|below|less than|at most|max(?:imum)?|up to|no more than|not more than|<=?|"
+                     r"cheaper than|within|budget of|budget is|budget:)\s*" + _AMOUNT, re.I)
+_MIN_RE = re.compile(r"(?:over|above|more than|at least|min(?:imum)?|>=?)\s*" + _AMOUNT, re.I)
+_AROUND_RE = re.compile(r"(?:around|about|roughly|approximately|approx\.?|~|near|close to|budget around)\s*"
+                        + _AMOUNT, re.I)
+_BARE_RE = re.compile(r"\$\s*" + _NUMBER + r"|" + _NUMBER + r"\s*(?:dollars?|bucks|usd)\b|^\s*" + _NUMBER + r"\s*$",
+                      re.I)
+_NEG_PRICE_RE = re.compile(r"\b(?:not|isn'?t|no|nothing|never)\s+(?:too\s+|very\s+|that\s+|so\s+|overly\s+)?"
+                           r"(pricey|pricy|expensive|costly)\b", re.I)
+# A message's price mentions: a cap or target keyword, or a `$`, before a number.
+_MENTION_RE = re.compile(
+    r"(?:under|below|less than|at most|max(?:imum)?|up to|<=?|cheaper than|around|about|budget(?: of| around| is)?)"
+    r"\s*\$?\s*" + _NUMBER + r"|\$\s*" + _NUMBER)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A parsed budget: an upper bound, a lower bound, a target, or only a qualitative flag."""
+
+    max_price: float | None = None
+    min_price: float | None = None
+    around: float | None = None
+    qualitative: str | None = None   # "low" | "high" | None
+
+    @property
+    def has_number(self) -> bool:
+        return self.max_price is not None or self.min_price is not None or self.around is not None
+
+    def numbers(self) -> list[float]:
+        return [x for x in (self.max_price, self.min_price, self.around) if x is not None]
+
+
+def qualitative_budget(text: str) -> str | None:
+    """"low" for cheap / affordable / not too pricey, "high" for pricey / premium, else None."""
+    low = text.lower()
+    if _NEG_PRICE_RE.search(low):
+        return "low"
+    words = set(tokens(low))
+    if words & LOW_PRICE_WORDS or "low cost" in low or "low-cost" in low:
+        return "low"
+    if words & HIGH_PRICE_WORDS:
+        return "high"
+    return None
+
+
+def parse_budget(text: str) -> Budget | None:
+    """`under $30` -> max 30; `around 25 dollars` -> around 25; `$20-$40` -> range;
+    `cheap` / `not too pricey` -> qualitative "low"; `premium` -> "high"; else None."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    low = text.lower()
+    m = _RANGE_RE.search(low)
+    if m and ("between" in m.group(0) or "-" in m.group(0) or "–" in m.group(0) or "$" in m.group(0)
+              or " to " in m.group(0)):
+        a, b = float(m.group(1)), float(m.group(2))
+        if a > b:
+            a, b = b, a
+        return Budget(max_price=b, min_price=a)
+    m = _MAX_RE.search(low)
+    if m:
+        return Budget(max_price=float(m.group(1)))
+    m = _MIN_RE.search(low)
+    if m:
+        return Budget(min_price=float(m.group(1)))
+    m = _AROUND_RE.search(low)
+    if m:
+        return Budget(around=float(m.group(1)))
+    m = _BARE_RE.search(low)
+    if m:
+        return Budget(around=float(next(g for g in m.groups() if g)))
+    q = qualitative_budget(low)
+    return Budget(qualitative=q) if q else None
+
+
+def budget_ceiling(message: str) -> float | None:
+    """The highest price the (lower-cased) message names after a price keyword or `$`, else None."""
+    found = [float(a or b) for a, b in _MENTION_RE.findall(message) if (a or b)]
+    return max(found) if found else None

@@ -1,0 +1,19 @@
+"""What grounding needs to know about a catalog, as an interface.
+
+The agent's catalog index implements it; grounding never imports the agent.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Protocol, Sequence
+
+
+class Vocabulary(Protocol):
+    """Catalog vocabulary: card values (clues) with their products, word rarity, shelves."""
+
+    clues: Mapping[str, Sequence[int]]      # card value -> product positions holding it
+    shelf_sizes: Mapping[str, int]          # shelf key (coarse category) -> products on it
+    default_idf: float                      # rarity of a word the catalog never uses
+
+    def idf_of(self, tok: str) -> float:
+        """Rarity (inverse document frequency) of a card-value word."""
+        ...

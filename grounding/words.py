@@ -1,0 +1,125 @@
+"""Words: the one place for tokens, word lists, cue phrases and negations.
+
+Everything that reads shopper text -- the agent's parser and ranking, and the
+grounding gate -- takes its tokens and lexicons from here, so a word list is
+written once.  Nothing here knows the catalog.
+"""
+from __future__ import annotations
+
+import re
+
+from contest.card import COLOR_WORDS as PROTOCOL_COLOR_WORDS
+from contest.card import MATERIAL_WORDS as PROTOCOL_MATERIAL_WORDS
+
+# Lower-cased word / number tokens; decimals kept whole (19.99).
+TOKEN_PATTERN = r"[a-z0-9]+(?:\.[0-9]+)?"
+_TOKEN_RE = re.compile(TOKEN_PATTERN)
+_TOKEN_SPAN_RE = re.compile(TOKEN_PATTERN, re.IGNORECASE)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word / number tokens (decimals kept whole: 19.99)."""
+    return _TOKEN_RE.findall(text.lower())
+
+
+def tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
+    """Every token (lower-cased) with its character span in `text` (for quoting the shopper)."""
+    return [(m.group().lower(), m.start(), m.end()) for m in _TOKEN_SPAN_RE.finditer(text)]
+
+
+def is_number(tok: str) -> bool:
+    return tok.replace(".", "", 1).isdigit()
+
+
+# Words that carry no product information in shopper messages (template
+# scaffolding and conversational filler); removed before soft matching.
+FILLER = frozenset("""
+a an and are as at be but by for from i in is it me my of on or please some that the this to want with would you
+looking i'm im key requirement what matters actually ignore earlier preference need don't dont have additional
+still exploring those options not quite right yet ask about one specific attribute use your judgment judgement
+hi hey hello can could help find show shopping just browsing now sure something really must non negotiable
+important thing mostly well care it's should like ideally thinking was wait forget said before scratch change
+plans never mind instead matters doesn't matter particular here flexible pick think best decide call opinion
+strong no also plus window any good around at also get buy i'd get looking searching much very so lot
+nice great making mind thing things stuff kind sort maybe perhaps okay ok yes yeah thanks thank
+""".split())
+# Function words the gate also ignores when it looks a value up in a message.
+EXTRA_STOP = frozenset("""
+too t s don doesn won isn aren can will which these those there their they them its our your we us he she
+if then than such only just even maybe perhaps kind sort type stuff thing things one ones pair something
+anything nothing everything someone got go going let lets make made give tell show told say says
+""".split())
+STOP = FILLER | EXTRA_STOP
+
+
+def content_tokens(text: str) -> list[str]:
+    """Lower-cased content tokens in order (stop words and 1-letter words dropped, numbers kept)."""
+    return [t for t, _, _ in tokens_with_spans(text) if is_content(t)]
+
+
+def is_content(tok: str) -> bool:
+    return tok not in STOP and (len(tok) > 1 or tok.isdigit())
+
+
+# ---- materials and colours ---------------------------------------------------------
+# The parser's lists: the protocol's words plus common ones shoppers use.
+MATERIAL_WORDS: tuple[str, ...] = PROTOCOL_MATERIAL_WORDS + (
+    "denim", "linen", "suede", "rubber", "canvas", "cashmere", "fleece", "satin", "velvet")
+COLOR_WORDS: tuple[str, ...] = PROTOCOL_COLOR_WORDS + (
+    "navy", "beige", "gold", "silver", "khaki", "ivory", "tan")
+# The gate's wider lexicon: a value made of these words is catalog vocabulary
+# even when no clue spells it out.
+MATERIALS = frozenset(MATERIAL_WORDS) | frozenset("""
+polyamide elastane lycra acrylic viscose modal bamboo mesh jersey chiffon lace sherpa fur faux vinyl cork jute
+hemp merino alpaca mohair tweed corduroy twill flannel terry microfiber neoprene latex foam gold silver
+sterling stainless steel titanium tungsten brass copper platinum pearl pearls crystal crystals diamond
+diamonds gemstone plastic resin wood wooden glass ceramic acetate metal alloy zinc rhinestone sequin sequins
+knit knitted cashmere tulle organza georgette poplin oxford seersucker gabardine shearling sheepskin nubuck
+patent synthetic pvc eva tpu tpr pu
+""".split())
+COLORS = frozenset(COLOR_WORDS) | frozenset("""
+teal turquoise maroon burgundy olive coral lavender mint charcoal cream nude camel rose fuchsia magenta cyan
+multicolor multicolored multi clear transparent leopard camo camouflage plaid wine mustard apricot champagne
+bronze rust taupe peach lilac violet indigo aqua emerald sapphire ruby off colour colors colours color dark
+light pastel neon metallic floral striped stripes checkered
+""".split())
+LEXICON = MATERIALS | COLORS
+MATERIAL_RE = re.compile(r"\b(" + "|".join(MATERIAL_WORDS) + r")\b")
+COLOR_RE = re.compile(r"\b(" + "|".join(COLOR_WORDS) + r")\b")
+
+# ---- negations -----------------------------------------------------------------------
+# "not leather", "no heels", "without any lace": the word after the cue is rejected.
+NEGATION_RE = re.compile(r"\b(?:no|not|without|avoid|except|never|hate|dislike|anything but)\s+(?:any\s+|too\s+)?"
+                         r"([a-z]+)")
+# A value that starts with a negation cue ("not red", "no leather") is itself a rejection.
+LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|anything but|none of)\s+", re.I)
+# Words after a negation that say nothing about the product ("not sure", "not quite").
+NEGATION_STOP = frozenset("sure quite really very much yet right it that this so bad only just exactly necessarily "
+                          "big fan idea preference particular strong opinion problem worries matter".split())
+# Negated words that are conversation, not product facts (the gate's stricter list).
+NOT_FACTS = frozenset("""sure quite exactly really too very that this those these it them one ones idea clue
+problem worries big huge fan fussed bothered picky fussy yet anymore much many more lot fan
+""".split())
+
+# ---- what a message is doing ----------------------------------------------------------
+OVERRIDE_CUE = re.compile(r"\b(ignore|forget|scratch that|never ?mind|change of plans?|changed my mind|instead|"
+                          r"on second thought|disregard)\b")
+BOUNDARY_CUE = re.compile(r"\b(your (?:call|judg(?:e)?ment|choice)|you decide|up to you|use your|pick what|"
+                          r"whatever you think|you choose|surprise me)\b")
+NO_PREFERENCE_CUE = re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|no|not)\b[^.;!?]{0,40}\b(?:preference|care|"
+                               r"matter|opinion|particular|fussy|picky|mind)\b|\b(?:flexible|indifferent|"
+                               r"any (?:is|will do)|doesn'?t matter|no preference)\b")
+NOT_RIGHT_CUE = re.compile(r"\b(?:not quite|aren'?t right|not right|none of (?:these|those|them)|not it|"
+                           r"ask me|what would help|not what i want)\b")
+# Phrases of a shopper who is only browsing (no product wish beyond the category).
+BROWSING_CUES = ("exploring", "browsing", "not sure", "nothing specific", "window", "making up my mind",
+                 "just looking", "no idea", "undecided", "looking around")
+# A model's reading of a message's intent is kept only with these words in it:
+# an override needs change wording ...
+OVERRIDE_WORDS = re.compile(r"\b(ignore|forget|scratch|never ?mind|change|changed|instead|rather|switch|actually|"
+                            r"different|new|disregard|replace|no longer|on second thought)\b")
+# ... and a no-preference a negated preference ("don't care", "no preference", "doesn't
+# matter") or a word of indifference; a bare "care" ("I care about X") is the opposite.
+NO_PREFERENCE_WORDS = re.compile(r"\b(?:don'?t|doesn'?t|do not|does not|no|not|never)\b[^.;!?]{0,30}"
+                                 r"\b(?:care|matter|mind|preference|opinion|fussy|picky)\b|"
+                                 r"\b(?:whatever|either (?:way|one)|flexible|indifferent|any (?:is|will do))\b")

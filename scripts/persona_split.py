@@ -1,0 +1,47 @@
+"""Split the development persona cards in two halves by a seeded rule: tune on one, confirm on the other.
+
+    python -m scripts.persona_split          # data/personas/cards.jsonl -> tune.jsonl, confirm.jsonl
+
+The rule: sample ids sorted, shuffled with `random.Random(SEED)`, the first
+half is `tune`.  Deterministic; the cards are never edited.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+
+from contest.jsonl import read_jsonl
+from contest.paths import PROJECT_ROOT
+
+PERSONA_DIR = PROJECT_ROOT / "data" / "personas"
+SEED = "persona-split-2026"
+
+
+def split(cards: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(tune, confirm), each in sample-id order."""
+    ids = sorted(c["sample_id"] for c in cards)
+    random.Random(SEED).shuffle(ids)
+    tune = set(ids[: len(ids) // 2])
+    ordered = sorted(cards, key=lambda c: c["sample_id"])
+    return [c for c in ordered if c["sample_id"] in tune], [c for c in ordered if c["sample_id"] not in tune]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scripts.persona_split", description=__doc__)
+    ap.add_argument("--cards", default=str(PERSONA_DIR / "cards.jsonl"))
+    ap.add_argument("--out-dir", default=str(PERSONA_DIR))
+    args = ap.parse_args(argv)
+    tune, confirm = split(read_jsonl(args.cards))
+    for name, rows in (("tune", tune), ("confirm", confirm)):
+        path = f"{args.out_dir}/{name}.jsonl"
+        with open(path, "w", encoding="utf-8") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        print(f"wrote {path} ({len(rows)} cards)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

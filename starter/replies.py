@@ -1,0 +1,32 @@
+"""The customer-facing text of a response: what is shown, and the question in plain words."""
+from __future__ import annotations
+
+from contest.rules import ALLOWED_ATTRIBUTES
+
+SAFE_QUESTION = "other"
+SAFE_MESSAGE = "Sorry, let me try again. What else matters to you about it?"
+QUESTION_TEXT = {
+    "other": "What else matters to you about it?",
+    "material": "Which material would you like?",
+    "color": "Any colour in mind?",
+    "size": "Anything about size or fit width?",
+    "style": "Any particular style, fit or department?",
+    "use_case": "What will you use it for?",
+    "feature": "Which feature matters most?",
+    "budget": "What budget do you have in mind?",
+    "brand": "Any brand preference?",
+    "category": "What kind of item is it?",
+}
+
+
+def response_message(count: int, ask: str | None) -> str:
+    """"Here are N options, best first." plus the question, if any."""
+    if count == 0:
+        lead = "I could not find a match yet."
+    elif count == 1:
+        lead = "Here is my best match."
+    else:
+        lead = f"Here are {count} options, best first."
+    if ask and ask in ALLOWED_ATTRIBUTES:
+        return f"{lead} {QUESTION_TEXT[ask]}"
+    return lead

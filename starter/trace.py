@@ -1,0 +1,160 @@
+"""The per-turn trace: every decision of a turn, typed.
+
+`Agent.trace(session_id)` gives a `SessionTrace`; `Agent.debug_snapshot`
+is its `to_dict()` (JSON-ready).  The demo and the scripts read these types
+instead of decoding dictionaries.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+def _plain(value: Any) -> Any:
+    """Tuples and sets as lists, recursively (for JSON)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_plain(v) for v in value)
+    return value
+
+
+class _Record:
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(asdict(self))  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class ParsedView(_Record):
+    """How the message was read: the parser's kind and, after understanding, the agent's."""
+
+    kind_parsed: str
+    kind: str
+    template: bool
+    category: str | None
+    value_text: str | None
+    attribute: str | None
+    keywords: tuple[str, ...]
+    materials: tuple[str, ...]
+    colors: tuple[str, ...]
+    negated: tuple[str, ...]
+    budget_max: float | None
+
+
+@dataclass(frozen=True)
+class UnderstandingView(_Record):
+    clue_matches: tuple[tuple[str, float], ...]
+    corrected_tokens: tuple[str, ...]
+    rejected_phrases: tuple[tuple[str, str], ...]
+    llm_called: bool
+    llm_error: str | None
+    llm_error_kind: str | None
+    intent: str | None
+    no_preference_attribute: str | None
+    usage: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ConstraintRow(_Record):
+    """An accepted constraint: what, from where, how sure, and the shopper's words for it."""
+
+    attribute: str
+    value: str
+    source: str
+    confidence: float
+    negated: bool = False
+    evidence: str = ""
+    clue_matches: tuple[str, ...] = ()
+    turn: int | None = None
+
+
+@dataclass(frozen=True)
+class RejectionRow(_Record):
+    """A proposal or phrase the gate refused, and why."""
+
+    value: str
+    reason: str
+    attribute: str = ""
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class ShelfView(_Record):
+    exact: str | None
+    guesses: dict[str, float]
+
+
+@dataclass(frozen=True)
+class StateView(_Record):
+    scenario: str
+    override_seen: bool
+    override_turn: int | None
+    boundary_seen: bool
+    asked: tuple[str, ...]
+    refused: tuple[str, ...]
+    exhausted: tuple[str, ...]
+    excluded: int
+    constraints: tuple[ConstraintRow, ...]
+
+
+@dataclass(frozen=True)
+class CandidateRow(_Record):
+    parent_asin: str
+    title: str
+    shelf: str
+    price: float | None
+    rating_number: int
+    prob: float
+    exact: bool
+    log_prior: float
+    loglik: float
+    scenario: str
+
+
+@dataclass(frozen=True)
+class QuestionRow(_Record):
+    attribute: str
+    value: float          # expected gain in TechnicalScore
+    top1_mass: float
+    concentration: float
+    groups: int
+
+
+@dataclass(frozen=True)
+class CommitView(_Record):
+    count: int
+    reason: str
+    expected_value: float
+
+
+@dataclass(frozen=True)
+class TurnTrace(_Record):
+    """Every decision of one turn (a fault turn holds only `turn`, `message`, `fault`, `traceback`)."""
+
+    turn: int
+    message: str
+    parsed: ParsedView | None = None
+    understanding: UnderstandingView | None = None
+    shelf: ShelfView | None = None
+    accepted: tuple[ConstraintRow, ...] = ()
+    rejected: tuple[RejectionRow, ...] = ()
+    state: StateView | None = None
+    funnel: dict[str, int] = field(default_factory=dict)
+    top: tuple[CandidateRow, ...] = ()
+    questions: tuple[QuestionRow, ...] = ()
+    commit: CommitView | None = None
+    rerank: dict[str, Any] | None = None
+    ask_attribute: str | None = None
+    recommendations: tuple[str, ...] = ()
+    fault: str | None = None
+    traceback: str | None = None
+
+
+@dataclass(frozen=True)
+class SessionTrace(_Record):
+    session_id: str
+    known: bool
+    scenario: str | None = None
+    turns: tuple[TurnTrace, ...] = ()

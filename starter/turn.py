@@ -1,0 +1,261 @@
+"""One turn: parse -> understand -> update state -> retrieve -> rank -> ask -> commit -> respond.
+
+Each step is a named decision in its own module; this module only sequences
+them over the session state, and every change of that state is an event
+applied by `state.apply`.  The turn's trace is built here from what each
+decision returned.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from contest.card import classify
+from grounding import Gate
+from starter import ask as ASK
+from starter import commit as COMMIT
+from starter import rank as RANK
+from starter import retrieve as RETRIEVE
+from starter import trace as T
+from starter.catalog import CatalogIndex
+from starter.config import MAX_TURNS, TOP_K, Tunables
+from starter.parse import parse_message
+from starter.rank import Tracks
+from starter.replies import response_message
+from starter.rerank import Reranker
+from starter.state import (ConstraintsRecorded, Constraint, MessageExplained, MessageRead, PoolGrown, PoolOpened,
+                           RelevanceComputed, ResponseSent, SessionState, TracksUpdated, TurnTraced, UsageAdded,
+                           apply)
+from starter.understand import Reading, Understander, Understanding
+
+_ZERO = (("prompt_tokens", 0), ("completion_tokens", 0))
+
+
+class TurnPipeline:
+    """The decisions of a turn, bound to one catalog and one configuration."""
+
+    def __init__(self, index: CatalogIndex, gate: Gate, cfg: Tunables, understander: Understander,
+                 reranker: Reranker | None) -> None:
+        self.index = index
+        self.gate = gate
+        self.shelves = gate.shelves
+        self.cfg = cfg
+        self.understander = understander
+        self.reranker = reranker
+
+    def play(self, state: SessionState, user_message: Any, turn: Any, top_k: Any) -> dict:
+        """Answer one shopper message; returns the contract's response dict."""
+        cfg, index = self.cfg, self.index
+        k_limit = top_k if isinstance(top_k, int) and not isinstance(top_k, bool) and 0 < top_k <= TOP_K else TOP_K
+        obs = parse_message(user_message, state.turn + 1, self.shelves.lower)
+        understanding: Understanding | None = None
+        if self._needs_understanding(obs):
+            understanding = self.understander.understand(obs, self._llm_context(state), state.turn + 1)
+            reading = understanding.reading
+        else:
+            reading = Reading.of(obs)
+        usage = dict(understanding.usage) if understanding is not None else dict(_ZERO)
+        apply(state, MessageRead(obs, reading, tuple(usage.items())))
+        turn_no = turn if isinstance(turn, int) and not isinstance(turn, bool) and 1 <= turn <= MAX_TURNS \
+            else min(state.turn, MAX_TURNS)
+
+        shelf_view, accepted, rejected = self._update_evidence(state, reading)
+        if understanding is not None:
+            assert state.pool is not None
+            self._grow(state, RETRIEVE.clue_growth(index, state.pool, understanding.clue_matches, cfg, state.turn))
+            accepted += [_grounded_row(g) for g in understanding.accepted]
+            rejected += [T.RejectionRow(r.value, r.reason, r.attribute, r.source) for r in understanding.rejected]
+
+        ranked = RANK.posterior(index, state.tracks, state.excluded, cfg, state.doubtful)
+        rerank_info = None
+        if self.reranker is not None:
+            ranked, rerank_info = self.reranker.rerank(ranked, _needs(state), set(reading.negated))
+            spent = {k: v for k, v in (rerank_info.get("usage") or {}).items() if k in usage and isinstance(v, int)}
+            for k, v in spent.items():
+                usage[k] += v
+            apply(state, UsageAdded(tuple(spent.items())))
+        pre_override = state.pre_override()
+        shown_guess = set() if pre_override or not ranked else {ranked[0].idx}
+        questions = ASK.value_questions(index, ranked, state.tracks, shown_guess, turn_no, cfg)
+        decision = COMMIT.decide([r.prob for r in ranked], turn_no, ASK.separable(questions), pre_override,
+                                 cfg.insurance_turn)
+        count = min(decision.count, k_limit)
+        shown = [r.idx for r in ranked[:count]]
+        worth_asking = questions and questions[0].value > cfg.min_question_value and questions[0].groups > 1
+        ask = questions[0].attribute if worth_asking and turn_no < MAX_TURNS else None
+        recs = [{"parent_asin": index.products[i].pid, "score": round(ranked[j].prob, 6)} for j, i in enumerate(shown)]
+        response = {"message": response_message(len(recs), ask), "ask_attribute": ask, "recommendations": recs,
+                    "usage": dict(usage)}
+        apply(state, ResponseSent(tuple(shown), ask, response))
+
+        assert state.pool is not None
+        funnel = dict(state.pool.stages)
+        funnel["live"] = len(ranked)
+        funnel["exact_consistent"] = sum(1 for r in ranked if r.exact)
+        apply(state, TurnTraced(T.TurnTrace(
+            turn=turn_no, message=obs.text[:500], parsed=_parsed(reading),
+            understanding=_understanding_view(understanding) if understanding is not None else None,
+            shelf=shelf_view, accepted=tuple(accepted), rejected=tuple(rejected), state=_state_view(state),
+            funnel=funnel, top=tuple(self._row(r, state) for r in ranked[:20]), questions=tuple(questions),
+            commit=T.CommitView(count, decision.reason, decision.expected_value), rerank=rerank_info,
+            ask_attribute=ask, recommendations=tuple(r["parent_asin"] for r in recs))))
+        return response
+
+    # ---- evidence -----------------------------------------------------------------------
+    def _update_evidence(self, state: SessionState, reading: Reading
+                         ) -> tuple[T.ShelfView | None, list[T.ConstraintRow], list[T.RejectionRow]]:
+        """Retrieve on the opening, then fold each message into every candidate's track."""
+        cfg, index = self.cfg, self.index
+        shelf_view = None
+        if state.pool is None:
+            pool = RETRIEVE.build_pool(index, self.shelves, reading, cfg)
+            shelf_view = T.ShelfView(pool.shelf.exact, {k: round(v, 4) for k, v in pool.shelf.scored.items()})
+            tracks, scenario = RANK.open_tracks(index, pool.ids, reading, pool.shelf.scored, cfg)
+            self._mark_explained(state, reading, tracks)
+            tracks = RANK.with_relevance(tracks, self._relevance(state, pool.shelf.scored), cfg)
+            if scenario == "unknown":
+                best = RANK.posterior(index, tracks, set(), cfg)
+                scenario = tracks[best[0].idx].scenario if best else "browsing"
+            apply(state, PoolOpened(pool, tracks, scenario, reading.template))
+        else:
+            pool = state.pool
+            tracks = RANK.observe(index, state.tracks, reading, state.last_ask, cfg)
+            if not reading.template and reading.kind in ("values", "override"):
+                self._mark_explained(state, reading, tracks)
+                tracks = RANK.with_relevance(tracks, self._relevance(state, pool.shelf.scored), cfg)
+            apply(state, TracksUpdated(tracks))
+            no_explanation = not any(t.exact for i, t in state.tracks.items() if i not in state.excluded)
+            if pool.shelf.exact is not None and no_explanation:
+                self._grow(state, RETRIEVE.widen_shelf(index, self.shelves, pool, state.readings[0], cfg))
+            if pool.shelf.exact is None:
+                self._grow(state, RETRIEVE.expand_pool(index, pool, reading, cfg))
+        apply(state, TracksUpdated(RANK.with_soft_facts(index, state.tracks, reading, cfg)))
+        accepted, rejected = self._template_constraints(state, reading)
+        return shelf_view, accepted, rejected
+
+    def _mark_explained(self, state: SessionState, reading: Reading, tracks: Tracks) -> None:
+        """Free text that some candidate's card values explain well is a quote of values:
+        card evidence reads it better than text relevance would."""
+        if reading.template:
+            return
+        best = max((t.evidence[-1] for t in tracks.values() if t.evidence), default=0.0)
+        if best >= self.cfg.card_explained_sim:
+            apply(state, MessageExplained(state.turn - 1))
+
+    def _relevance(self, state: SessionState, shelf_scores: dict[str, float]) -> dict[int, float]:
+        """Text relevance for the shopper's free-text words so far ({} when there are none).
+
+        Kept on the state for its word list: one turn may ask for it several times
+        (evidence, then each batch of late candidates) and the BM25 query is the costly part.
+        """
+        words: list[str] = []
+        for k, o in enumerate(state.readings):
+            if o.kind == "free_opening" and o.browsing_cue:
+                continue              # only browsing: the category is all there is to it
+            if not o.template and k not in state.card_explained and o.kind in ("free_opening", "values",
+                                                                               "override", "free"):
+                words += [w for w in RANK.free_text_words(o) if w not in words]
+        # Words that name a confidently recognised shelf are category evidence already;
+        # as text they would only reorder that shelf against the popularity prior.
+        for key, score in shelf_scores.items():
+            if score >= self.cfg.named_shelf_score:
+                named = self.shelves.words[key]
+                words = [w for w in words if w not in named]
+        if not words:
+            return {}
+        if state.relevance_words != words:
+            apply(state, RelevanceComputed(tuple(words), RANK.text_relevance(self.index, words, self.cfg)))
+        return state.relevance
+
+    def _grow(self, state: SessionState, growth: RETRIEVE.Growth) -> None:
+        """Add candidates, each with a track replayed from the opening over every later message."""
+        assert state.pool is not None
+        tracks: Tracks = {}
+        if growth.ids:
+            shelf_scores = growth.shelf.scored if growth.shelf is not None else state.pool.shelf.scored
+            tracks, _ = RANK.open_tracks(self.index, list(growth.ids), state.readings[0], shelf_scores, self.cfg)
+            for k, later in enumerate(state.readings[1:]):
+                tracks = RANK.observe(self.index, tracks, later, state.asks[k] if k < len(state.asks) else None,
+                                      self.cfg)
+            tracks = RANK.with_relevance(tracks, self._relevance(state, shelf_scores), self.cfg)
+        apply(state, PoolGrown(growth, tracks))
+
+    def _template_constraints(self, state: SessionState, reading: Reading
+                              ) -> tuple[list[T.ConstraintRow], list[T.RejectionRow]]:
+        """The values a template message states, kept only if the catalog knows them."""
+        accepted: list[T.ConstraintRow] = []
+        rejected: list[T.RejectionRow] = []
+        if not (reading.template and reading.value_text):
+            return accepted, rejected
+        clues = self.index.clues
+        value_text = reading.value_text
+        parts = [value_text] if value_text in clues else [v.strip() for v in value_text.split(";")]
+        kept: list[Constraint] = []
+        for v in parts:
+            if v in clues:
+                kept.append(Constraint(attribute=classify(v), value=v, source="template", confidence=1.0,
+                                       turn=state.turn))
+                accepted.append(T.ConstraintRow(classify(v), v, "template", 1.0, turn=state.turn))
+            else:
+                rejected.append(T.RejectionRow(v, "not a clue of any catalog product"))
+        apply(state, ConstraintsRecorded(tuple(kept)))
+        return accepted, rejected
+
+    # ---- helpers ----------------------------------------------------------------------------
+    def _needs_understanding(self, obs: Any) -> bool:
+        """Free text always; a template only when its value is no catalog clue (damaged wording)."""
+        if not obs.template:
+            return True
+        if not obs.value_text:
+            return False
+        return not RETRIEVE.value_clue_hits(self.index, obs.value_text, len(self.index.products))
+
+    def _llm_context(self, state: SessionState) -> dict[str, Any]:
+        """What the model may know: the shelf, the values said so far, the last question."""
+        shelf = None
+        if state.pool is not None:
+            shelf = state.pool.shelf.exact or next(iter(state.pool.shelf.scored), None)
+        return {"shelf": shelf, "known": [c.value for c in state.constraints][-6:], "asked": state.last_ask}
+
+    def _row(self, r: RANK.Ranked, state: SessionState) -> T.CandidateRow:
+        p = self.index.products[r.idx]
+        return T.CandidateRow(p.pid, p.title[:120], p.shelf, p.price, p.rating_number, round(r.prob, 6), r.exact,
+                              round(r.log_prior, 4), round(r.loglik, 4), state.tracks[r.idx].scenario)
+
+
+def _needs(state: SessionState) -> str:
+    """Everything the shopper has said about the product, for a reranker."""
+    parts = []
+    for o in state.observations:
+        if o.template:
+            if o.value_text:
+                parts.append(o.value_text)
+            if o.category:
+                parts.append(o.category)
+        else:
+            parts.append(o.text)
+    return ". ".join(parts)[:2000]
+
+
+def _grounded_row(g: Any) -> T.ConstraintRow:
+    return T.ConstraintRow(g.attribute, g.value, g.source, round(g.confidence, 3), g.negated, g.evidence,
+                           tuple(g.clue_matches[:3]))
+
+
+def _parsed(reading: Reading) -> T.ParsedView:
+    obs = reading.obs
+    return T.ParsedView(obs.kind, reading.kind, obs.template, obs.category, obs.value_text, obs.attribute,
+                        tuple(obs.facts.keywords[:30]), tuple(obs.facts.materials), tuple(obs.facts.colors),
+                        tuple(reading.negated), obs.facts.budget_max)
+
+
+def _understanding_view(u: Understanding) -> T.UnderstandingView:
+    return T.UnderstandingView(tuple((c, s) for c, s in u.clue_matches[:8]), tuple(sorted(u.corrected_tokens)),
+                               tuple(u.rejected_phrases[:20]), u.llm_called, u.llm_error, u.llm_error_kind, u.intent,
+                               u.no_preference_attribute, dict(u.usage))
+
+
+def _state_view(state: SessionState) -> T.StateView:
+    return T.StateView(state.scenario, state.override_seen, state.override_turn, state.boundary_seen,
+                       tuple(state.asked), tuple(state.refused), tuple(state.exhausted), len(state.excluded),
+                       tuple(T.ConstraintRow(c.attribute, c.value, c.source, c.confidence, c.negated, turn=c.turn)
+                             for c in state.constraints))

@@ -1,10 +1,13 @@
-"""A local web page to chat with the agent and watch every decision.
+"""A local web page to chat with the agent and watch every decision: the state behind the API.
 
     python -m demo.web [--port 8765] [--catalog PATH] [--dataset NAME=PATH ...]
 
-Standard library only (`http.server.ThreadingHTTPServer`), bound to 127.0.0.1.
-One static page (demo/static/index.html, inline JS and CSS, no network) talks
-to a small JSON API:
+Three modules: this one holds the demo's state and endpoints as plain
+blocking methods (`DemoApp`), the page and its content security policy, and
+the JSON encoder; `demo.web_app` is the ASGI app (Starlette) that routes,
+validates and limits requests; `demo.web_server` serves it with uvicorn on
+127.0.0.1 and is the command line.  One static page
+(demo/static/index.html, inline JS and CSS, no network) talks to a small JSON API:
 
     GET  /                        the page
     GET  /api/info                catalog, datasets, perturbation modes
@@ -17,12 +20,11 @@ to a small JSON API:
 Catalog text only ever reaches the page as JSON (with `<`, `>`, `&` escaped
 as \\u003c...) and is rendered with `textContent`; the page's content
 security policy allows only its own inline script (by hash), so injected
-markup could neither render nor run.  The agent is built once at start-up and
-every agent call holds one lock.
+markup could neither render nor run.  The agent is not thread-safe: every
+agent call holds one lock.
 """
 from __future__ import annotations
 
-import argparse
 import base64
 import hashlib
 import html
@@ -30,38 +32,55 @@ import json
 import re
 import sys
 import threading
-import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
-from demo.session import (DEFAULT_AGENT, ChatSession, ProductLookup, SessionError, SessionResult, build_agent,
-                          dataset_paths, find_row, play_evaluator_session)
-from evaluator.data import read_jsonl, resolve_catalog
+from demo.session import ChatSession, ProductLookup, SessionError, SessionResult, find_row, play_evaluator_session
+from evaluator.data import read_jsonl
 from evaluator.perturb import MODES, parse_modes
 
 PAGE_PATH = Path(__file__).with_name("static") / "index.html"
 MAX_BODY = 64 * 1024
 MAX_CHATS = 200
 MAX_REPLAYS = 50
+MAX_MESSAGE = 2000
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 class ApiError(Exception):
+    """An error the client caused (or may retry): answered as {"error": message} with `status`."""
+
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
 
 
 def json_bytes(obj: Any) -> bytes:
-    """JSON with the HTML-significant characters escaped (still the same JSON values)."""
-    text = json.dumps(obj, ensure_ascii=False)
-    text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-    return text.encode("utf-8")
+    """JSON with the HTML-significant characters escaped (still the same JSON values).
+
+    Text that cannot be UTF-8 (a lone surrogate from an agent or a file) is
+    written with \\u escapes instead of failing after the work was done.
+    """
+    for ascii_only in (False, True):
+        text = json.dumps(obj, ensure_ascii=ascii_only)
+        text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            continue
+    raise AssertionError("unreachable: ASCII JSON always encodes")
+
+
+def is_valid_text(text: str) -> bool:
+    """False for text with a lone surrogate (it came from a \\ud800 escape, not from UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _inline_hashes(page: str, tag: str) -> list[str]:
@@ -73,6 +92,23 @@ def _inline_hashes(page: str, tag: str) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class Page:
+    """The static page with the catalog label filled in, and its content security policy."""
+    html: bytes
+    csp: str
+
+
+def render_page(catalog_label: str) -> Page:
+    """The page for `catalog_label`: needs no agent, so it is served while the agent loads."""
+    page = PAGE_PATH.read_text(encoding="utf-8")
+    scripts = " ".join(_inline_hashes(page, "script"))
+    styles = " ".join(_inline_hashes(page, "style"))
+    csp = (f"default-src 'none'; script-src {scripts}; style-src {styles}; connect-src 'self'; "
+           "img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+    return Page(page.replace("{{CATALOG}}", html.escape(catalog_label)).encode("utf-8"), csp)
+
+
 @dataclass
 class Replay:
     result: SessionResult
@@ -81,7 +117,12 @@ class Replay:
 
 
 class DemoApp:
-    """The state behind the API: one agent, chat sessions, replays."""
+    """The state behind the API: one agent, chat sessions, replays.
+
+    The methods are thread-safe and most block (agent calls, file reads): the
+    web app calls them from worker threads so that its event loop stays free;
+    only `info` (no lock, no I/O) is called on the event loop.
+    """
 
     def __init__(self, agent: Any, lookup: ProductLookup, datasets: dict[str, Path], catalog_label: str = "") -> None:
         self.agent = agent
@@ -93,12 +134,8 @@ class DemoApp:
         self.chats: OrderedDict[str, ChatSession] = OrderedDict()
         self.replays: OrderedDict[str, Replay] = OrderedDict()
         self._rows: dict[str, list[dict]] = {}
-        page = PAGE_PATH.read_text(encoding="utf-8")
-        self.page = page.replace("{{CATALOG}}", html.escape(self.catalog_label)).encode("utf-8")
-        scripts = " ".join(_inline_hashes(page, "script"))
-        styles = " ".join(_inline_hashes(page, "style"))
-        self.csp = (f"default-src 'none'; script-src {scripts}; style-src {styles}; connect-src 'self'; "
-                    "img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+        rendered = render_page(self.catalog_label)
+        self.page, self.csp = rendered.html, rendered.csp
 
     # ---- helpers ----------------------------------------------------------------------
     def rows(self, dataset: str) -> list[dict]:
@@ -110,18 +147,30 @@ class DemoApp:
                 self._rows[dataset] = read_jsonl(path)
             return self._rows[dataset]
 
-    def _chat(self, session: Any, create: bool = True) -> ChatSession:
+    def _chat(self, session: Any, create: bool = True) -> ChatSession | None:
+        """The chat of `session`, made on first use (the oldest of MAX_CHATS is dropped).
+
+        A new ChatSession resets the agent (an agent call under the agent lock),
+        so it is made outside the state lock: a long turn never blocks the
+        state lock that quick requests need.
+        """
         if not isinstance(session, str) or not _ID_RE.match(session):
             raise ApiError(400, "session must be 1-64 characters of letters, digits, '-' or '_'")
         with self.state_lock:
             chat = self.chats.get(session)
-            if chat is None and create:
+            if chat is not None:
+                self.chats.move_to_end(session)
+                return chat
+        if not create:
+            return None
+        fresh = ChatSession(self.agent, self.lookup, session_id=f"web-{session}", lock=self.agent_lock)
+        with self.state_lock:
+            chat = self.chats.get(session)
+            if chat is None:                        # another request may have made it meanwhile
                 if len(self.chats) >= MAX_CHATS:
                     self.chats.popitem(last=False)
-                chat = ChatSession(self.agent, self.lookup, session_id=f"web-{session}", lock=self.agent_lock)
-                self.chats[session] = chat
-            elif chat is not None:
-                self.chats.move_to_end(session)
+                chat = self.chats[session] = fresh
+            self.chats.move_to_end(session)
             return chat
 
     # ---- endpoints --------------------------------------------------------------------
@@ -139,9 +188,12 @@ class DemoApp:
         message = body.get("message")
         if not isinstance(message, str) or not message.strip():
             raise ApiError(400, "message must be a non-empty string")
-        if len(message) > 2000:
-            raise ApiError(400, "message too long (2000 characters at most)")
+        if len(message) > MAX_MESSAGE:
+            raise ApiError(400, f"message too long ({MAX_MESSAGE} characters at most)")
+        if not is_valid_text(message):
+            raise ApiError(400, "message must be valid UTF-8 text (no lone surrogates)")
         chat = self._chat(body.get("session"))
+        assert chat is not None
         try:
             view = chat.send(message.strip())
         except SessionError as exc:
@@ -194,141 +246,7 @@ class DemoApp:
                 "view": view.to_dict(), "outcome": rep.result.outcome() if last else None}
 
 
-class Handler(BaseHTTPRequestHandler):
-    server_version = "techjam-demo/1"
-    app: DemoApp  # set on the subclass made by make_server
-
-    # quiet by default; `--verbose` turns request logs on
-    verbose = False
-
-    def log_message(self, fmt: str, *args: Any) -> None:
-        if self.verbose:
-            super().log_message(fmt, *args)
-
-    def _headers(self, status: int, ctype: str, length: int, extra: dict | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(length))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("X-Frame-Options", "DENY")
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-
-    def _json(self, status: int, obj: Any) -> None:
-        data = json_bytes(obj)
-        self._headers(status, "application/json; charset=utf-8", len(data))
-        self.wfile.write(data)
-
-    def _error(self, status: int, message: str) -> None:
-        self._json(status, {"error": message})
-
-    def _host_ok(self) -> bool:
-        """Only requests addressed to this loopback server (no DNS rebinding)."""
-        host = (self.headers.get("Host") or "").lower()
-        port = self.server.server_address[1]
-        return host in {f"127.0.0.1:{port}", f"localhost:{port}", "127.0.0.1", "localhost"}
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server naming)
-        if not self._host_ok():
-            return self._error(403, "forbidden host")
-        url = urlsplit(self.path)
-        try:
-            if url.path in ("/", "/index.html"):
-                page = self.app.page
-                self._headers(200, "text/html; charset=utf-8", len(page), {"Content-Security-Policy": self.app.csp})
-                self.wfile.write(page)
-            elif url.path == "/api/info":
-                self._json(200, self.app.info())
-            elif url.path == "/api/sessions":
-                dataset = parse_qs(url.query).get("dataset", ["public"])[0]
-                self._json(200, self.app.sessions(dataset))
-            elif url.path == "/favicon.ico":
-                self._headers(204, "image/x-icon", 0)
-            else:
-                self._error(404, "not found")
-        except ApiError as exc:
-            self._error(exc.status, str(exc))
-
-    def do_POST(self) -> None:  # noqa: N802
-        if not self._host_ok():
-            return self._error(403, "forbidden host")
-        routes = {"/api/chat": self.app.chat, "/api/reset": self.app.reset,
-                  "/api/replay/start": self.app.replay_start, "/api/replay/step": self.app.replay_step}
-        fn = routes.get(urlsplit(self.path).path)
-        if fn is None:
-            return self._error(404, "not found")
-        if not (self.headers.get("Content-Type") or "").lower().startswith("application/json"):
-            return self._error(415, "send application/json")
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            return self._error(400, "bad Content-Length")
-        if length <= 0 or length > MAX_BODY:
-            return self._error(413 if length > MAX_BODY else 400, "body must be 1 byte to 64 KiB of JSON")
-        try:
-            body = json.loads(self.rfile.read(length))
-        except (ValueError, UnicodeDecodeError):
-            return self._error(400, "invalid JSON")
-        if not isinstance(body, dict):
-            return self._error(400, "expected a JSON object")
-        try:
-            self._json(200, fn(body))
-        except ApiError as exc:
-            self._error(exc.status, str(exc))
-        except Exception as exc:  # keep serving; report the fault
-            self._error(500, f"internal error: {exc!r}")
-
-
-def make_server(app: DemoApp, port: int = 0, verbose: bool = False) -> ThreadingHTTPServer:
-    """A server on 127.0.0.1:`port` (0: any free port) serving `app`."""
-    handler = type("BoundHandler", (Handler,), {"app": app, "verbose": verbose})
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
-    server.daemon_threads = True
-    return server
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m demo.web", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default %(default)s; 0 = any free)")
-    ap.add_argument("--catalog", help="catalog JSONL (default: as the evaluator resolves it)")
-    ap.add_argument("--agent", default=DEFAULT_AGENT, help="module:Class (default %(default)s)")
-    ap.add_argument("--dataset", action="append", default=[], metavar="NAME=PATH",
-                    help="an extra dataset for replay mode (public and data/panels/*.jsonl are always offered)")
-    ap.add_argument("--verbose", action="store_true", help="log every request")
-    args = ap.parse_args(argv)
-    try:
-        catalog_path = resolve_catalog(args.catalog)
-        extra = {}
-        for spec in args.dataset:
-            name, sep, path = spec.partition("=")
-            if not sep or not name or not Path(path).is_file():
-                raise ValueError(f"--dataset wants NAME=PATH of an existing file, got {spec!r}")
-            extra[name] = Path(path)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    t0 = time.perf_counter()
-    print(f"loading {catalog_path} ...", file=sys.stderr, flush=True)
-    lookup = ProductLookup(catalog_path)
-    agent = build_agent(catalog_path, args.agent)
-    app = DemoApp(agent, lookup, dataset_paths(extra), str(catalog_path))
-    server = make_server(app, args.port, args.verbose)
-    host, port = server.server_address[:2]
-    print(f"agent ready in {time.perf_counter() - t0:.1f} s; serving http://{host}:{port}/ (Ctrl-C to stop)",
-          flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-        lookup.close()
-    return 0
-
-
 if __name__ == "__main__":
+    from demo.web_server import main
+
     sys.exit(main())

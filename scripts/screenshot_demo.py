@@ -12,13 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from demo.browser import find_chromium, make_driver
 from demo.session import ProductLookup, build_agent, dataset_paths
-from demo.web import DemoApp, make_server
+from demo.web import DemoApp
+from demo.web_server import BackgroundServer
 from evaluator.data import resolve_catalog
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,9 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     lookup = ProductLookup(catalog)
     app = DemoApp(build_agent(catalog), lookup, dataset_paths(), str(catalog))
-    server = make_server(app, 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    server = BackgroundServer.for_demo(app)
+    url = server.url + "/"
     print(f"serving {url} ({time.perf_counter() - t0:.1f} s)", file=sys.stderr)
     messages = args.message or DEFAULT_MESSAGES
     with tempfile.TemporaryDirectory() as profile:
@@ -68,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             driver.save_screenshot(args.out)
         finally:
             driver.quit()
-            server.shutdown()
-            server.server_close()
+            server.stop()
     print(f"wrote {args.out}")
     return 0
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 XSS_TITLE = "<script>alert(1)</script> Fleece Jogger"
@@ -62,16 +61,15 @@ def write_catalog(dir_path: Path) -> tuple[Path, Path, dict]:
 
 
 def start_web(catalog: Path, datasets: dict[str, Path]):
-    """(server, thread, base url) of demo.web on a free loopback port."""
+    """(server, base url) of demo.web (uvicorn in a thread) on a free loopback port; `server.stop()` ends it."""
     from demo.session import ProductLookup, build_agent
-    from demo.web import DemoApp, make_server
+    from demo.web import DemoApp
+    from demo.web_server import BackgroundServer
 
     lookup = ProductLookup(catalog)
     app = DemoApp(build_agent(catalog), lookup, dict(datasets), str(catalog))
-    server = make_server(app, 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return server, thread, f"http://127.0.0.1:{server.server_address[1]}"
+    server = BackgroundServer.for_demo(app)
+    return server, server.url
 
 
 def evaluator_record(catalog: Path, dataset: Path, sample_id: str, modes: frozenset = frozenset()) -> dict:

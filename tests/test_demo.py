@@ -145,10 +145,9 @@ def test_chat_stops_after_ten_turns(tmp_path):
 def web(tmp_path_factory):
     d = tmp_path_factory.mktemp("web")
     catalog, dataset, facts = write_catalog(d)
-    server, thread, url = start_web(catalog, {"tiny": dataset})
+    server, url = start_web(catalog, {"tiny": dataset})
     yield {"url": url, "catalog": catalog, "dataset": dataset, "facts": facts, "server": server}
-    server.shutdown()
-    server.server_close()
+    server.stop()
 
 
 def _request(url: str, body: object = None, ctype: str = "application/json", headers: dict | None = None):
@@ -156,9 +155,9 @@ def _request(url: str, body: object = None, ctype: str = "application/json", hea
     req = urllib.request.Request(url, data=data, headers={"Content-Type": ctype, **(headers or {})})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, dict(r.headers), r.read()
+            return r.status, r.headers, r.read()  # case-insensitive names (HTTP/1.1 servers may send them lower-case)
     except urllib.error.HTTPError as e:
-        return e.code, dict(e.headers), e.read()
+        return e.code, e.headers, e.read()
 
 
 def test_web_page_is_static_with_a_strict_policy(web):

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(isinstance(_FOUND, str), reason=f"browser test n
 @pytest.fixture()
 def site(tmp_path):
     catalog, dataset, facts = write_catalog(tmp_path)
-    server, _, url = start_web(catalog, {"tiny": dataset})
+    server, url = start_web(catalog, {"tiny": dataset})
     from demo.browser import make_driver
 
     driver = make_driver(tmp_path / "chromium-profile", 1400, 900)
@@ -29,8 +29,7 @@ def site(tmp_path):
         yield driver, url, catalog, dataset
     finally:
         driver.quit()
-        server.shutdown()
-        server.server_close()
+        server.stop()
 
 
 def _no_alert(driver) -> None:
@@ -129,3 +128,32 @@ def test_chat_and_replay_in_a_real_browser(site):
     driver.find_element(By.ID, "rp-next").click()
     wait.until(lambda d: "does not count yet" in d.find_element(By.ID, "replay-log").text)
     _no_alert(driver)
+
+
+def test_page_waits_for_the_agent_to_load(tmp_path):
+    """The page is served before the agent is built; it says so and starts once the API answers."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from demo.browser import make_driver
+    from demo.session import ProductLookup, build_agent
+    from demo.web import DemoApp, render_page
+    from demo.web_app import WebState, create_app
+    from demo.web_server import BackgroundServer
+
+    catalog, dataset, _ = write_catalog(tmp_path)
+    state = WebState(render_page(str(catalog)))
+    server = BackgroundServer(create_app(state))
+    driver = make_driver(tmp_path / "chromium-profile", 1200, 800)
+    try:
+        wait = WebDriverWait(driver, 20)
+        driver.get(server.url + "/")
+        wait.until(lambda d: "The agent is loading" in d.find_element(By.ID, "chat-log").text)
+        assert driver.find_element(By.TAG_NAME, "body").get_attribute("data-ready") is None
+        state.demo = DemoApp(build_agent(catalog), ProductLookup(catalog), {"tiny": dataset}, str(catalog))
+        wait.until(lambda d: d.find_element(By.TAG_NAME, "body").get_attribute("data-ready") == "1")
+        assert "The agent is ready." in driver.find_element(By.ID, "chat-log").text
+        _no_alert(driver)
+    finally:
+        driver.quit()
+        server.stop()

@@ -321,6 +321,9 @@ def test_ids_are_a_permutation() -> None:
 
 
 def test_coarse_category_matches_protocol() -> None:
-    protocol = pytest.importorskip("evaluator.protocol")
+    try:                                        # the project's implementation of the protocol rule
+        from contest.card import coarse_category as reference
+    except ImportError:
+        reference = pytest.importorskip("evaluator.protocol").coarse_category
     for path in PATHS + [[], ["Clothing"], [TOP, "Women", "Clothing"], ["Shoe, Jewelry & Watch Accessories"]]:
-        assert S.coarse_category(path) == protocol.coarse_category(path)
+        assert S.coarse_category(path) == reference(path)

@@ -69,8 +69,9 @@ def run(session: ChatSession, stdin: TextIO, stdout: TextIO, style: Style, inter
             out(style(str(exc), "yellow"))
             continue
         played += 1
-        ask = f"  [asks about: {view.ask_attribute}]" if view.ask_attribute else ""
-        out(style(f"agent (turn {view.turn})> ", "cyan", "bold") + view.agent + style(ask, "dim"))
+        out(style(f"agent (turn {view.turn})> ", "cyan", "bold") + view.agent)
+        if view.explain.get("understood"):
+            out(style("  understood: ", "dim") + " · ".join(view.explain["understood"]))
         out("\n".join(render_products(view.products, style)))
         if session.done:
             out(style(f"(that was turn {session.turn}, the benchmark's last; /reset to start again)", "dim"))

@@ -88,6 +88,8 @@ def render_explain(ex: dict, s: Style) -> list[str]:
     if parsed.get("attribute"):
         extra.append(f"about={parsed['attribute']}")
     lines.append("  " + s("parsed", "cyan", "bold") + f"      {kind}" + (("  " + ", ".join(extra)) if extra else ""))
+    if ex.get("understood"):
+        lines.append("  " + s("understood", "cyan", "bold") + "  " + " · ".join(ex["understood"]))
     shelf = ex.get("shelf")
     if shelf:
         guesses = shelf.get("guesses") or {}

@@ -223,6 +223,7 @@ def explain(turn: TurnTrace | None) -> dict:
         "commit": {"count": commit.count if commit else None, "reason": commit.reason if commit else None,
                    "expected_value": commit.expected_value if commit else None},
         "ask_attribute": turn.ask_attribute,
+        "understood": list(turn.understood),
         "fault": turn.fault,
     }
 

@@ -111,6 +111,9 @@ NO_PREFERENCE_CUE = re.compile(r"\b(?:don'?t|do not|doesn'?t|does not|no|not)\b[
                                r"any (?:is|will do)|doesn'?t matter|no preference)\b")
 NOT_RIGHT_CUE = re.compile(r"\b(?:not quite|aren'?t right|not right|none of (?:these|those|them)|not it|"
                            r"ask me|what would help|not what i want)\b")
+# A shopper asking to see more products at once.
+MORE_OPTIONS_CUE = re.compile(r"\b(?:show me (?:some |a few )?(?:more|other)|(?:more|other|different) options|"
+                              r"show (?:me )?more|see more|more of them|what else do you have)\b", re.I)
 # Phrases of a shopper who is only browsing (no product wish beyond the category).
 BROWSING_CUES = ("exploring", "browsing", "not sure", "nothing specific", "window", "making up my mind",
                  "just looking", "no idea", "undecided", "looking around")

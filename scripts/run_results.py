@@ -16,13 +16,15 @@ import time
 from dataclasses import dataclass
 
 
-from evaluator.data import PROJECT_ROOT, SHARED_DIR
+from evaluator.data import PROJECT_ROOT, SHARED_DIR, resolve_dataset
 
 OUT = PROJECT_ROOT / "evaluation_results"
 PANELS = PROJECT_ROOT / "data" / "panels"
 OURS = "starter.agent:Agent"
 WEAK = "evaluator.baselines:WeakBaselineAgent"
 FLOOR = "evaluator.baselines:PopularityFloorAgent"
+CUMULATIVE = "evaluator.baselines:CumulativeBM25Agent"
+PERSONAS = PROJECT_ROOT / "data" / "personas"
 SUBSET = str(SHARED_DIR / "catalog_subset.jsonl")
 
 
@@ -46,12 +48,18 @@ def default_runs() -> list[Run]:
         runs.append(Run(f"ours.public.{mode}", OURS, "public", mode))
     for mode in ("para", "drop"):
         runs.append(Run(f"ours.popmatched.{mode}", OURS, "popmatched", mode))
+    # Persona sessions (PERSONAS.md): our development cards, both halves.
+    for half in ("tune", "confirm"):
+        for label, agent in (("ours", OURS), ("weak-bm25", WEAK), ("cumulative-bm25", CUMULATIVE)):
+            runs.append(Run(f"{label}.persona-{half}", agent, f"persona-{half}"))
     return runs
 
 
 def dataset_path(name: str) -> str:
     if name == "public":
-        return str(SHARED_DIR / "public_set.jsonl")
+        return str(resolve_dataset(None))
+    if name.startswith("persona-"):
+        return str(PERSONAS / f"{name[len('persona-'):]}.jsonl")
     return str(PANELS / f"{name}.jsonl")
 
 

@@ -60,7 +60,8 @@ from collections.abc import Iterable, Iterator
 from datetime import date
 from pathlib import Path
 
-from evaluator.data import resolve_catalog, resolve_dataset  # the project's lookup of the contest files
+from contest.card import coarse_category, searchable_text
+from contest.paths import resolve_catalog, resolve_dataset
 
 FIELDS = ("parent_asin", "title", "features", "description", "price", "categories", "details",
           "average_rating", "rating_number", "store")
@@ -98,7 +99,6 @@ COLOUR_RE = _word_pattern(COLOURS)
 # every material / colour word of the proxy is in one of these forms).
 SWAP_RE = _word_pattern([f for w in MATERIALS + COLOURS for f in (w, w.capitalize(), w.upper())], flags=0)
 _DIGIT_RE = re.compile(r"\d")
-_DROPPED_CATEGORY_PARTS = {"clothing", "clothing shoes & jewelry", "clothing, shoes & jewelry"}
 
 AUDIENCES = ("Women", "Men", "Girls", "Boys")
 # Word forms by slot (possessive plural, plural without apostrophe, plural, possessive singular,
@@ -155,30 +155,8 @@ _SPEC_MAX_LEN = 50           # leading bullets this short are spec bullets (comp
 
 # --------------------------------------------------------------------------- helpers
 
-def coarse_category(categories: object) -> str:
-    """The shelf of a category path (PROTOCOL.md): the last two meaningful parts joined by a space."""
-    parts: list[str] = []
-    for c in categories if isinstance(categories, list) else []:
-        for piece in str(c).split(","):
-            piece = piece.strip()
-            if piece and piece.lower() not in _DROPPED_CATEGORY_PARTS:
-                parts.append(piece)
-    return " ".join(parts[-2:]) if parts else "clothing item"
-
-
-def _searchable_pieces(p: dict) -> Iterator[str]:
-    for name in ("title", "features", "details", "description", "categories", "store"):
-        value = p.get(name)
-        if isinstance(value, dict):
-            yield from (f"{k} {x}" for k, x in value.items())
-        elif isinstance(value, list):
-            yield from (str(x) for x in value)
-        elif value is not None:
-            yield str(value)
-
-
 def _first(regex: re.Pattern, p: dict) -> str | None:
-    m = regex.search(" ".join(_searchable_pieces(p)))
+    m = regex.search(searchable_text(p))
     return m.group(1).lower() if m else None
 
 

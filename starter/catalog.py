@@ -17,6 +17,7 @@ from pathlib import Path
 
 from contest.card import CARD_SIZE, card_title, card_values, classify, coarse_category, split_card
 from contest.jsonl import field_text, iter_jsonl
+from grounding.audience import product_audiences
 from grounding.words import tokens
 from starter.config import Tunables
 
@@ -36,6 +37,7 @@ class Product:
     average_rating: float
     constraints: tuple[str, ...]   # hard + soft, reveal order
     types: tuple[str, ...]         # classify() of each constraint
+    audience: frozenset[str] = frozenset()   # who it is for (grounding.audience), empty if not said
 
 
 class CatalogError(ValueError):
@@ -74,6 +76,12 @@ class CatalogIndex:
             "CREATE VIRTUAL TABLE docs USING fts5(title, categories, body, content='', "
             "tokenize='unicode61 remove_diacritics 2')"
         )
+        # Every field of the product, porter-stemmed: what people describe ("sneakers", "pajamas").
+        self.db.execute(
+            "CREATE VIRTUAL TABLE full USING fts5(title, categories, features, details, store, description, "
+            "content='', tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        full: list[tuple] = []
         skipped = 0
         batch: list[tuple] = []
         try:
@@ -88,13 +96,15 @@ class CatalogIndex:
                 # the card values and the store (not the long marketing text).
                 batch.append((p.idx, p.title, field_text(row.get("categories")),
                               " ".join(p.constraints) + " " + str(row.get("store") or "")))
+                full.append((p.idx, p.title, field_text(row.get("categories")), field_text(row.get("features")),
+                             field_text(row.get("details")), field_text(row.get("store")),
+                             field_text(row.get("description"))))
                 if len(batch) >= 5000:
-                    self.db.executemany("INSERT INTO docs(rowid, title, categories, body) VALUES (?,?,?,?)", batch)
-                    batch.clear()
+                    self._flush(batch, full)
         except ValueError as exc:
             raise CatalogError(f"malformed catalog line: {exc}") from None
         if batch:
-            self.db.executemany("INSERT INTO docs(rowid, title, categories, body) VALUES (?,?,?,?)", batch)
+            self._flush(batch, full)
         if not self.products:
             raise CatalogError(f"{path}: no product with a parent_asin")
         if skipped:
@@ -115,6 +125,13 @@ class CatalogIndex:
         self.idf: dict[str, float] = {t: math.log(1.0 + n / (1.0 + c)) for t, c in df.items()}
         self.default_idf = math.log(1.0 + n)
 
+    def _flush(self, batch: list[tuple], full: list[tuple]) -> None:
+        self.db.executemany("INSERT INTO docs(rowid, title, categories, body) VALUES (?,?,?,?)", batch)
+        self.db.executemany("INSERT INTO full(rowid, title, categories, features, details, store, description) "
+                            "VALUES (?,?,?,?,?,?,?)", full)
+        batch.clear()
+        full.clear()
+
     def _classify(self, value: str) -> str:
         """classify() with a cache: card values repeat a lot across products."""
         t = self._types.get(value)
@@ -126,6 +143,7 @@ class CatalogIndex:
         hard, soft = split_card(card_values(row, limit=CARD_SIZE) or [card_title(row)])
         constraints = tuple(hard + soft)
         rn = row.get("rating_number")
+        cats = row.get("categories") if isinstance(row.get("categories"), list) else []
         p = Product(
             idx=len(self.products), pid=pid, title=str(row.get("title") or ""),
             shelf=coarse_category(row.get("categories") if isinstance(row.get("categories"), list) else None),
@@ -133,6 +151,7 @@ class CatalogIndex:
             rating_number=rn if isinstance(rn, int) and not isinstance(rn, bool) and rn > 0 else 0,
             average_rating=_num(row.get("average_rating")) or 0.0,
             constraints=constraints, types=tuple(self._classify(v) for v in constraints),
+            audience=product_audiences(str(row.get("title") or ""), cats),
         )
         self.products.append(p)
         self.by_pid[pid] = p.idx
@@ -180,3 +199,19 @@ class CatalogIndex:
         if shelf is not None:
             out = [(i, s) for i, s in out if self.products[i].shelf == shelf]
         return out[:limit]
+
+    def fulltext(self, words: list[str], limit: int) -> list[tuple[int, float]]:
+        """(product idx, relevance) for an OR query of `words` over every field, porter-stemmed,
+        best first (tie: idx)."""
+        uniq = list(dict.fromkeys(w for w in words if w))[:self.cfg.people_max_words]
+        if not uniq:
+            return []
+        query = " OR ".join('"' + w.replace('"', '""') + '"' for w in uniq)
+        try:
+            rows = self.db.execute(
+                "SELECT rowid, bm25(full, ?, ?, ?, ?, ?, ?) AS s FROM full WHERE full MATCH ? ORDER BY s, rowid "
+                "LIMIT ?", (*self.cfg.people_field_weights, query, limit)).fetchall()
+        except sqlite3.Error as exc:  # odd text must never break retrieval
+            log.warning("full-text query failed: %s", exc)
+            return []
+        return [(int(r), -float(s)) for r, s in rows]

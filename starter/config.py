@@ -102,6 +102,28 @@ class Tunables:
     # BM25 column weights (title, category path, card values + store) and the query word cap.  hand-set.
     bm25_weights: tuple[float, float, float] = (6.0, 4.0, 2.0)
     bm25_max_words: int = 40
+    # ---- people: free-text sessions that do not quote catalog values (starter/people.py) ----
+    # A free-text opening whose best card-value similarity reaches this quotes values (the
+    # template path reads it); below it, and with no shelf name spelled out, it is a person.
+    # measured: persona cards 0/200 at 0.6; public para 200/200, para+drop+catdamage 185/200.
+    quoting_sim: float = 0.6
+    # Full-text query: words kept, BM25 field weights (title, categories, features, details,
+    # store, description), candidates read.  hand-set (reference agent's weights).
+    people_max_words: int = 100
+    people_field_weights: tuple[float, float, float, float, float, float] = (6.0, 4.0, 2.5, 2.5, 1.5, 1.0)
+    people_candidates: int = 2000
+    # Log-weight = text_beta x relevance (BM25 / best) + audience +- + prior_alpha x log1p(reviews)
+    # - penalties.  measured on the tune half of the persona cards (evaluation_results/persona.md).
+    people_text_beta: float = 5.0
+    people_audience: float = 1.0
+    people_prior_alpha: float = 0.2
+    # Penalties: a product shown on an earlier turn (the session went on, so it was not the
+    # target), a negated word on the product, and a price off the budget (per unit of log ratio).
+    people_shown_penalty: float = 8.0
+    people_negation_penalty: float = 2.0
+    people_budget_penalty: float = 2.0
+    # Before this turn show only the best product while the shopper still has more to say.
+    people_insurance_turn: int = 4
     # Rerank (RERANK_METHOD): only candidates within this many nats of the best are touched.
     # measured: evaluation_results/rerank.md (off by default).
     rerank_window: float = 1.5

@@ -30,3 +30,25 @@ def response_message(count: int, ask: str | None) -> str:
     if ask and ask in ALLOWED_ATTRIBUTES:
         return f"{lead} {QUESTION_TEXT[ask]}"
     return lead
+
+
+# A person is asked in plain words, never the same sentence twice in a row.
+PEOPLE_QUESTIONS: tuple[str, ...] = (
+    "What else can you tell me about it?",
+    "Is there a detail that makes it stand out, like a print, a feature or what it's made of?",
+    "Anything more about the look, the fit or what it's for?",
+    "What else do you remember about it?",
+)
+
+
+def people_message(count: int, ask: str | None, asked_before: int) -> str:
+    """The text for a person: what is shown, and a question that varies from turn to turn."""
+    if count == 0:
+        lead = "I could not find a match yet."
+    elif count == 1:
+        lead = "This looks closest to what you describe."
+    else:
+        lead = f"Here are {count} that fit what you describe, best first."
+    if ask is None:
+        return lead
+    return f"{lead} {PEOPLE_QUESTIONS[asked_before % len(PEOPLE_QUESTIONS)]}"

@@ -38,6 +38,7 @@ class SessionState:
     turn: int = 0                                  # turns answered so far
     scenario: str = "unknown"                      # buying | browsing | intent_override | unknown
     scenario_certain: bool = False                 # read from a template opening (not guessed)
+    people: bool = False                           # a person's own words (starter/people.py), not templates
     override_seen: bool = False                    # the intent-override message has arrived
     override_turn: int | None = None
     boundary_seen: bool = False
@@ -88,6 +89,19 @@ class PoolOpened:
     tracks: Tracks
     scenario: str
     scenario_certain: bool
+    people: bool = False
+
+
+@dataclass(frozen=True)
+class PathReplayed:
+    """The conversation so far, replayed on the template path: its pool, tracks and what they read."""
+
+    pool: Pool
+    tracks: Tracks
+    scenario: str
+    card_explained: frozenset[int]
+    relevance_words: tuple[str, ...]
+    relevance: dict[int, float]
 
 
 @dataclass(frozen=True)
@@ -148,7 +162,7 @@ class TurnTraced:
     trace: TurnTrace
 
 
-Event = Union[MessageRead, PoolOpened, PoolGrown, TracksUpdated, MessageExplained, RelevanceComputed,
+Event = Union[MessageRead, PoolOpened, PathReplayed, PoolGrown, TracksUpdated, MessageExplained, RelevanceComputed,
               ConstraintsRecorded, UsageAdded, ResponseSent, TurnTraced]
 
 
@@ -162,6 +176,15 @@ def apply(state: SessionState, event: Event) -> None:
         state.tracks = dict(event.tracks)
         state.scenario = event.scenario
         state.scenario_certain = event.scenario_certain
+        state.people = event.people
+    elif isinstance(event, PathReplayed):
+        state.pool = event.pool
+        state.tracks = dict(event.tracks)
+        state.scenario = event.scenario
+        state.people = False
+        state.card_explained = set(event.card_explained)
+        state.relevance_words = list(event.relevance_words)
+        state.relevance = event.relevance
     elif isinstance(event, PoolGrown):
         pool = state.pool
         assert pool is not None, "the pool grows only after it is opened"

@@ -11,8 +11,11 @@ from typing import Any
 
 from contest.card import classify
 from grounding import Gate
+from grounding.shelves import ShelfGuess
+from grounding.words import MORE_OPTIONS_CUE
 from starter import ask as ASK
 from starter import commit as COMMIT
+from starter import people as PEOPLE
 from starter import rank as RANK
 from starter import retrieve as RETRIEVE
 from starter import trace as T
@@ -20,9 +23,10 @@ from starter.catalog import CatalogIndex
 from starter.config import MAX_TURNS, TOP_K, Tunables
 from starter.parse import parse_message
 from starter.rank import Tracks
-from starter.replies import response_message
+from starter.replies import people_message, response_message
 from starter.rerank import Reranker
-from starter.state import (ConstraintsRecorded, Constraint, MessageExplained, MessageRead, PoolGrown, PoolOpened,
+from starter.state import (ConstraintsRecorded, Constraint, MessageExplained, MessageRead, PathReplayed, PoolGrown,
+                           PoolOpened,
                            RelevanceComputed, ResponseSent, SessionState, TracksUpdated, TurnTraced, UsageAdded,
                            apply)
 from starter.understand import Reading, Understander, Understanding
@@ -57,8 +61,13 @@ class TurnPipeline:
         apply(state, MessageRead(obs, reading, tuple(usage.items())))
         turn_no = turn if isinstance(turn, int) and not isinstance(turn, bool) and 1 <= turn <= MAX_TURNS \
             else min(state.turn, MAX_TURNS)
+        opening = self._open_free_text(state, reading) if state.pool is None and not reading.template else None
+        if state.people and reading.kind == "no_preference" and state.last_ask == "other":
+            self._leave_people(state)
+        if state.people:
+            return self._play_people(state, obs, reading, understanding, usage, turn_no, k_limit)
 
-        shelf_view, accepted, rejected = self._update_evidence(state, reading)
+        shelf_view, accepted, rejected = self._update_evidence(state, reading, opening)
         if understanding is not None:
             assert state.pool is not None
             self._grow(state, RETRIEVE.clue_growth(index, state.pool, understanding.clue_matches, cfg, state.turn))
@@ -100,16 +109,75 @@ class TurnPipeline:
             ask_attribute=ask, recommendations=tuple(r["parent_asin"] for r in recs))))
         return response
 
+    # ---- people -------------------------------------------------------------------------
+    def _play_people(self, state: SessionState, obs: Any, reading: Reading, understanding: Understanding | None,
+                     usage: dict[str, int], turn_no: int, k_limit: int) -> dict:
+        """A person's turn: whole-product evidence over the whole conversation, facts, and a question in
+        plain words (starter/people.py)."""
+        cfg, index = self.cfg, self.index
+        shown_before = set(state.doubtful) | set(state.excluded)
+        ranked, funnel = PEOPLE.rank_people(index, state.readings, shown_before, cfg)
+        # Asked to see more, or nothing left to say: the horizon DP picks how many to show.
+        exhausted = (reading.kind == "no_attribute" and state.turn > 1) or bool(MORE_OPTIONS_CUE.search(reading.text))
+        decision = COMMIT.decide([r.prob for r in ranked], turn_no, not exhausted, False, cfg.people_insurance_turn)
+        count = min(decision.count, k_limit)
+        shown = [r.idx for r in ranked[:count]]
+        ask = "other" if turn_no < MAX_TURNS else None
+        recs = [{"parent_asin": index.products[i].pid, "score": round(ranked[j].prob, 6)} for j, i in enumerate(shown)]
+        response = {"message": people_message(len(recs), ask, len(state.asked)), "ask_attribute": ask,
+                    "recommendations": recs, "usage": dict(usage)}
+        apply(state, ResponseSent(tuple(shown), ask, response))
+        accepted = [_grounded_row(g) for g in understanding.accepted] if understanding is not None else []
+        rejected = [T.RejectionRow(r.value, r.reason, r.attribute, r.source)
+                    for r in (understanding.rejected if understanding is not None else [])]
+        funnel["live"] = len(ranked)
+        apply(state, TurnTraced(T.TurnTrace(
+            turn=turn_no, message=obs.text[:500], parsed=_parsed(reading),
+            understanding=_understanding_view(understanding) if understanding is not None else None,
+            accepted=tuple(accepted), rejected=tuple(rejected), state=_state_view(state), funnel=funnel,
+            top=tuple(self._row(r, state) for r in ranked[:20]),
+            commit=T.CommitView(count, decision.reason, decision.expected_value),
+            understood=PEOPLE.understood(state.readings),
+            ask_attribute=ask, recommendations=tuple(r["parent_asin"] for r in recs))))
+        return response
+
+    def _leave_people(self, state: SessionState) -> None:
+        """A shopper who answers "anything else?" with "no preference" is not describing a product
+        in their own words any more (a reworded template shopper whose card is used up): the
+        template path, whose card evidence reads such a session best, takes over, replayed over
+        everything said so far."""
+        fresh = SessionState(state.session_id)
+        for k in range(len(state.readings) - 1):
+            apply(fresh, MessageRead(state.observations[k], state.readings[k]))
+            self._update_evidence(fresh, state.readings[k])
+            apply(fresh, ResponseSent(tuple(state.shown[k]), state.asks[k], {}))
+        assert fresh.pool is not None
+        apply(state, PathReplayed(fresh.pool, fresh.tracks, fresh.scenario, frozenset(fresh.card_explained),
+                                  tuple(fresh.relevance_words), fresh.relevance))
+
     # ---- evidence -----------------------------------------------------------------------
-    def _update_evidence(self, state: SessionState, reading: Reading
+    def _open_free_text(self, state: SessionState, reading: Reading) -> tuple[RETRIEVE.Pool, Tracks, str] | None:
+        """A free-text opening: a person (people path, state.people) or a quoted template (its pool and tracks)."""
+        pool = RETRIEVE.build_pool(self.index, self.shelves, reading, self.cfg)
+        tracks, scenario = RANK.open_tracks(self.index, pool.ids, reading, pool.shelf.scored, self.cfg)
+        if PEOPLE.is_quoting(reading, self.shelves, tracks, self.cfg):
+            return pool, tracks, scenario
+        apply(state, PoolOpened(RETRIEVE.Pool([], {}, ShelfGuess()), {}, "people", False, people=True))
+        return None
+
+    def _update_evidence(self, state: SessionState, reading: Reading,
+                         opening: tuple[RETRIEVE.Pool, Tracks, str] | None = None
                          ) -> tuple[T.ShelfView | None, list[T.ConstraintRow], list[T.RejectionRow]]:
         """Retrieve on the opening, then fold each message into every candidate's track."""
         cfg, index = self.cfg, self.index
         shelf_view = None
         if state.pool is None:
-            pool = RETRIEVE.build_pool(index, self.shelves, reading, cfg)
+            if opening is not None:
+                pool, tracks, scenario = opening
+            else:
+                pool = RETRIEVE.build_pool(index, self.shelves, reading, cfg)
+                tracks, scenario = RANK.open_tracks(index, pool.ids, reading, pool.shelf.scored, cfg)
             shelf_view = T.ShelfView(pool.shelf.exact, {k: round(v, 4) for k, v in pool.shelf.scored.items()})
-            tracks, scenario = RANK.open_tracks(index, pool.ids, reading, pool.shelf.scored, cfg)
             self._mark_explained(state, reading, tracks)
             tracks = RANK.with_relevance(tracks, self._relevance(state, pool.shelf.scored), cfg)
             if scenario == "unknown":
@@ -218,8 +286,9 @@ class TurnPipeline:
 
     def _row(self, r: RANK.Ranked, state: SessionState) -> T.CandidateRow:
         p = self.index.products[r.idx]
+        scenario = "people" if state.people else state.tracks[r.idx].scenario
         return T.CandidateRow(p.pid, p.title[:120], p.shelf, p.price, p.rating_number, round(r.prob, 6), r.exact,
-                              round(r.log_prior, 4), round(r.loglik, 4), state.tracks[r.idx].scenario)
+                              round(r.log_prior, 4), round(r.loglik, 4), scenario)
 
 
 def _needs(state: SessionState) -> str:

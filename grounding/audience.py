@@ -1,0 +1,59 @@
+"""Who a product is for: the shopper's words ("my husband", "for my son", "toddler") and the catalog's.
+
+A shopper names the wearer in most messages; the catalog says it in the
+category path ("... > Men > Shoes > ...") and the title ("Women's ...",
+"Girls' ...").  Both are read into the same small set of audiences.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from grounding.words import tokens
+
+AUDIENCES: tuple[str, ...] = ("women", "men", "girls", "boys", "baby")
+
+# A shopper's word -> the audiences it names.
+SHOPPER_WORDS: dict[str, frozenset[str]] = {}
+for _group, _words in (
+    ("men", "men man mens husband boyfriend dad daddy father guy guys male brother grandpa grandfather gentleman "
+            "gentlemen groom uncle"),
+    ("women", "women woman womens wife girlfriend mom mommy mother ladies lady female sister grandma grandmother "
+              "bride aunt"),
+    ("boys", "son sons boys boy grandson nephew"),
+    ("girls", "daughter daughters girls girl granddaughter niece"),
+    ("baby", "baby babies infant infants newborn newborns toddler toddlers"),
+):
+    for _w in _words.split():
+        SHOPPER_WORDS[_w] = frozenset({_group})
+for _w in ("kids", "kid", "children", "child", "youth", "teen", "teens", "teenager"):
+    SHOPPER_WORDS[_w] = frozenset({"boys", "girls"})
+for _w in ("unisex", "couple", "couples"):
+    SHOPPER_WORDS[_w] = frozenset({"men", "women"})
+
+# The catalog's words in a title or a category path.
+_CATALOG_WORDS: dict[str, frozenset[str]] = {
+    "women": frozenset({"women"}), "womens": frozenset({"women"}), "woman": frozenset({"women"}),
+    "ladies": frozenset({"women"}), "men": frozenset({"men"}), "mens": frozenset({"men"}),
+    "man": frozenset({"men"}), "girls": frozenset({"girls"}), "girl": frozenset({"girls"}),
+    "boys": frozenset({"boys"}), "boy": frozenset({"boys"}), "baby": frozenset({"baby"}),
+    "toddler": frozenset({"baby"}), "infant": frozenset({"baby"}), "newborn": frozenset({"baby"}),
+    "kids": frozenset({"boys", "girls"}), "youth": frozenset({"boys", "girls"}),
+    "unisex": frozenset({"men", "women"}),
+}
+AUDIENCE_WORDS = frozenset(SHOPPER_WORDS)
+
+
+def shopper_audiences(text: str) -> frozenset[str]:
+    """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls)."""
+    out: set[str] = set()
+    for tok in tokens(text):
+        out |= SHOPPER_WORDS.get(tok, frozenset())
+    return frozenset(out)
+
+
+def product_audiences(title: str, categories: Iterable[str]) -> frozenset[str]:
+    """The audiences a product is for, from its category path and title (empty: not said)."""
+    out: set[str] = set()
+    for tok in tokens(" ".join(str(c) for c in categories) + " " + title):
+        out |= _CATALOG_WORDS.get(tok, frozenset())
+    return frozenset(out)

@@ -1,0 +1,169 @@
+"""People: free-text sessions of shoppers who describe a product in their own words.
+
+The template path predicts the exact words a protocol shopper would say; a
+person says "footed fleece pajamas with yetis for my son" instead.  For them
+the evidence is the whole product (title, category path, features, details,
+store, description; porter-stemmed BM25), accumulated over the whole
+conversation (a short reply refines the opening, never replaces it), plus
+grounded facts: who it is for, negations and the budget (soft penalties, not
+cliffs), and the popularity prior as a bounded tie-break.
+
+`is_quoting` decides, at the opening, whether a free-text session quotes
+catalog values (a reworded template shopper: the template path reads it best)
+or is a person (this module).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from grounding.audience import AUDIENCE_WORDS, shopper_audiences
+from grounding.budget import BUDGET_WORDS, PRICE_CUES, Budget, parse_budget
+from grounding.shelves import ShelfMatcher
+from grounding.words import STOP, tokens
+from starter.catalog import CatalogIndex
+from starter.config import Tunables
+from starter.rank import Ranked, Tracks
+from starter.understand import Reading
+
+# Words that say nothing about the product itself, on top of the stop words
+# (who it is for is read as an audience fact instead).
+PEOPLE_STOP = STOP | AUDIENCE_WORDS | BUDGET_WORDS | PRICE_CUES | frozenset("""
+myself looking need needs want wants wanted after got get getting buy buying shopping find finding show
+have has having also really pretty little bit lot kind sort something anything thing things one ones
+would could should will might maybe please thanks thank hi hello hey do does did am is are was were be been
+so too very just only even still like love loves liked idea prefer preferably ideally great nice good fine
+okay ok yes no not sure mostly usually always often wear wearing wears use using used
+""".split())
+_PRICE_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:under|below|around|about|over|above|less than|"
+                       r"more than|up to|at most|max|budget|between)\s*\$?\d", re.I)
+
+
+def is_quoting(reading: Reading, shelves: ShelfMatcher, tracks: Tracks, cfg: Tunables) -> bool:
+    """Does a free-text opening quote the catalog (a shelf name spelled out, or a card value)?"""
+    low = " " + " ".join(tokens(reading.text)) + " "
+    for key in shelves.keys:
+        words = " ".join(tokens(key))
+        if len(words) > 3 and f" {words} " in low and key.lower() in reading.text.lower():
+            return True
+    best = max((t.evidence[-1] for t in tracks.values() if t.evidence), default=0.0)
+    return best >= cfg.quoting_sim
+
+
+def query_words(readings: list[Reading]) -> list[str]:
+    """The cumulative query: every content word said so far (and typo corrections), in order,
+    without negated words and without the numbers of a budget."""
+    words: list[str] = []
+    for r in readings:
+        if r.template:
+            continue
+        negated = set(r.negated)
+        budget_numbers = set(tokens(r.text)) if _PRICE_RE.search(r.text) else set()
+        for w in list(tokens(r.text)) + sorted(r.extra_tokens):
+            if w in PEOPLE_STOP or w in negated or (len(w) < 2 and not w.isdigit()):
+                continue
+            if w in budget_numbers and w.replace(".", "", 1).isdigit():
+                continue
+            if w not in words:
+                words.append(w)
+    return words
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the whole conversation says about the product, beyond its words."""
+
+    audiences: frozenset[str]
+    negated: frozenset[str]
+    budget: Budget | None
+
+
+def conversation_facts(readings: list[Reading]) -> Facts:
+    """Audiences named, negated words, and the latest budget said."""
+    audiences: set[str] = set()
+    negated: set[str] = set()
+    budget: Budget | None = None
+    for r in readings:
+        if r.template:
+            continue
+        audiences |= shopper_audiences(r.text)
+        negated |= set(r.negated)
+        if _PRICE_RE.search(r.text) or set(tokens(r.text)) & PRICE_CUES:
+            got = parse_budget(r.text)
+            if got is not None:
+                budget = got
+    return Facts(frozenset(audiences), frozenset(negated), budget)
+
+
+def budget_penalty(price: float | None, budget: Budget | None) -> float:
+    """How far a price is off the budget, as a log ratio (0 inside it; soft, never a cliff)."""
+    if budget is None or price is None or price <= 0:
+        return 0.0
+    if budget.max_price is not None and price > budget.max_price * 1.1:
+        return math.log(price / (budget.max_price * 1.1))
+    if budget.min_price is not None and price < budget.min_price * 0.9:
+        return math.log(budget.min_price * 0.9 / price)
+    if budget.around is not None:
+        ratio = price / budget.around
+        if ratio > 1.25 or ratio < 0.6:
+            return abs(math.log(ratio))
+    return 0.0
+
+
+def rank_people(index: CatalogIndex, readings: list[Reading], shown: set[int], cfg: Tunables
+                ) -> tuple[list[Ranked], dict[str, int]]:
+    """Candidates by posterior probability (tie: popularity, then parent_asin), and the funnel."""
+    words = query_words(readings)
+    hits = index.fulltext(words, cfg.people_candidates)
+    funnel = {"query_words": len(words), "fulltext": len(hits)}
+    if not hits:
+        hits = [(i, 0.0) for i in index.popular[:cfg.people_candidates]]
+        funnel["popularity_floor"] = len(hits)
+    top = max(hits[0][1], 1e-9)
+    facts = conversation_facts(readings)
+    products = index.products
+    rows = []
+    for i, s in hits:
+        p = products[i]
+        lw = cfg.people_text_beta * max(0.0, s) / top
+        if facts.audiences and p.audience:
+            lw += cfg.people_audience if p.audience & facts.audiences else -cfg.people_audience
+        if facts.negated and facts.negated & index.product_tokens(i):
+            lw -= cfg.people_negation_penalty
+        lw -= cfg.people_budget_penalty * budget_penalty(p.price, facts.budget)
+        if i in shown:
+            lw -= cfg.people_shown_penalty
+        lp = cfg.people_prior_alpha * math.log1p(p.rating_number)
+        rows.append((i, lw + lp, lp, lw))
+    best = max(r[1] for r in rows)
+    total = sum(math.exp(r[1] - best) for r in rows)
+    ranked = [Ranked(i, math.exp(w - best) / total, w, False, lp, ll) for i, w, lp, ll in rows]
+    ranked.sort(key=lambda r: (-r.log_weight, -products[r.idx].rating_number, products[r.idx].pid))
+    return ranked, funnel
+
+
+_AUDIENCE_LABEL = {"women": "women's", "men": "men's", "girls": "girls'", "boys": "boys'", "baby": "baby / toddler"}
+
+
+def understood(readings: list[Reading]) -> tuple[str, ...]:
+    """What the agent understood so far, in a shopper's words: "women's · black · leather · under $80"."""
+    facts = conversation_facts(readings)
+    out = [_AUDIENCE_LABEL[a] for a in ("women", "men", "girls", "boys", "baby") if a in facts.audiences]
+    for r in readings:
+        if not r.template:
+            out += [w for w in (*r.colors, *r.materials) if w not in out]
+    b = facts.budget
+    if b is not None:
+        if b.max_price is not None and b.min_price is not None:
+            out.append(f"${b.min_price:g}-${b.max_price:g}")
+        elif b.max_price is not None:
+            out.append(f"under ${b.max_price:g}")
+        elif b.min_price is not None:
+            out.append(f"over ${b.min_price:g}")
+        elif b.around is not None:
+            out.append(f"around ${b.around:g}")
+        elif b.qualitative:
+            out.append("not too pricey" if b.qualitative == "low" else "premium")
+    out += [f"not {w}" for w in sorted(facts.negated)]
+    return tuple(out)

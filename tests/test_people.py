@@ -1,0 +1,140 @@
+"""People: free-text sessions in a shopper's own words (starter/people.py) and the facts read from them."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from contest.persona import PersonaCustomer
+from evaluator.local_evaluator import build_summary, run_session
+from evaluator.data import load_catalog
+from grounding.audience import product_audiences, shopper_audiences
+from grounding.budget import Budget
+from starter import people as PEOPLE
+from starter.agent import Agent
+from starter.catalog import CatalogIndex
+from starter.config import TUNABLES
+from starter.parse import parse_message
+from starter.understand import Reading
+from tests.conftest import CATS_BOOTS, SMALL_PRODUCTS, product
+
+CATS_WBOOTS = ["Clothing, Shoes & Jewelry", "Women", "Shoes", "Boots", "Ankle & Bootie"]
+PEOPLE_PRODUCTS = SMALL_PRODUCTS + [
+    product("W1", "Women's leather ankle bootie black", ["Leather", "Block heel", "Side zip"], CATS_WBOOTS, 650, 75.0),
+    product("W2", "Women's suede ankle bootie taupe", ["Suede", "Block heel", "Side zip"], CATS_WBOOTS, 640, 45.0),
+    product("M1", "Men's leather chelsea boot black", ["Leather", "Rubber sole", "Pull-on"], CATS_BOOTS, 600, 79.0),
+]
+
+
+@pytest.fixture()
+def people_catalog(tmp_path: Path) -> Path:
+    path = tmp_path / "catalog.jsonl"
+    path.write_text("\n".join(json.dumps(p) for p in PEOPLE_PRODUCTS) + "\n", encoding="utf-8")
+    return path
+
+
+def read(text: str, turn: int = 1, negated: tuple[str, ...] | None = None) -> Reading:
+    r = Reading.of(parse_message(text, turn))
+    return r if negated is None else dataclasses.replace(r, negated=negated)
+
+
+def pids(index: CatalogIndex, ranked) -> list[str]:
+    return [index.products[r.idx].pid for r in ranked]
+
+
+def test_audiences_of_shoppers_and_products() -> None:
+    assert shopper_audiences("a gift for my husband") == {"men"}
+    assert shopper_audiences("pajamas for my son, big kids sizes") == {"boys", "girls"}
+    assert shopper_audiences("something for a toddler") == {"baby"}
+    assert shopper_audiences("black boots please") == frozenset()
+    assert product_audiences("Women's ankle bootie", CATS_BOOTS) == {"women", "men"}
+    assert product_audiences("Plain tee", ["Clothing", "Girls", "Tops"]) == {"girls"}
+
+
+def test_the_query_is_cumulative_without_filler_audience_negations_or_budget_numbers() -> None:
+    readings = [read("looking for black leather boots for my husband, under 80 dollars"),
+                read("not suede please, size 10", 2, negated=("suede",))]
+    words = PEOPLE.query_words(readings)
+    assert words == ["black", "leather", "boots", "size", "10"]
+    facts = PEOPLE.conversation_facts(readings)
+    assert facts.audiences == {"men"} and facts.negated == {"suede"} and facts.budget == Budget(max_price=80.0)
+
+
+@pytest.mark.parametrize("price,budget,penalised", [
+    (75.0, Budget(max_price=80.0), False), (95.0, Budget(max_price=80.0), True),
+    (53.99, Budget(around=50.0), False), (90.0, Budget(around=50.0), True),
+    (30.0, Budget(min_price=50.0), True), (None, Budget(max_price=10.0), False),
+])
+def test_budget_is_a_soft_penalty_not_a_cliff(price, budget, penalised) -> None:
+    assert (PEOPLE.budget_penalty(price, budget) > 0) == penalised
+    if penalised and price:
+        assert PEOPLE.budget_penalty(price * 1.5, budget) > PEOPLE.budget_penalty(price, budget) or \
+            budget.min_price is not None
+
+
+def test_facts_reorder_the_candidates(people_catalog: Path) -> None:
+    index = CatalogIndex(people_catalog, TUNABLES)
+    ranked, funnel = PEOPLE.rank_people(index, [read("black leather boots for my husband")], set(), TUNABLES)
+    order = pids(index, ranked)
+    assert order.index("M1") < order.index("W1") and funnel["fulltext"] > 0
+    ranked, _ = PEOPLE.rank_people(index, [read("ankle booties for my wife, not suede", negated=("suede",))],
+                                   set(), TUNABLES)
+    assert pids(index, ranked)[0] == "W1"
+    ranked, _ = PEOPLE.rank_people(index, [read("ankle booties for my wife, under 50 bucks")], set(), TUNABLES)
+    assert pids(index, ranked)[0] == "W2"
+    shown = {index.by_pid["W2"]}
+    ranked, _ = PEOPLE.rank_people(index, [read("ankle booties for my wife, under 50 bucks")], shown, TUNABLES)
+    assert pids(index, ranked)[0] != "W2"      # shown before and the session went on: not it
+    assert abs(sum(r.prob for r in ranked) - 1) < 1e-9
+
+
+def test_a_reworded_template_quotes_values_and_a_person_does_not(people_catalog: Path) -> None:
+    agent = Agent(str(people_catalog))
+    agent.reset("p", {})
+    agent.respond("p", "My husband needs black leather chelsea boots for winter", 1, 10)
+    assert agent.sessions["p"].people
+    agent.reset("q", {})
+    agent.respond("q", "Hi! I need Boots Chelsea, and it has to be Rubber sole.", 1, 10)
+    assert not agent.sessions["q"].people
+
+
+def test_a_person_is_asked_in_plain_words_and_never_shown_a_product_twice(people_catalog: Path) -> None:
+    agent = Agent(str(people_catalog))
+    agent.reset("p", {})
+    seen: list[str] = []
+    messages = []
+    for turn, text in enumerate(["something warm for my feet", "they are boots", "for a woman", "with a heel"], 1):
+        resp = agent.respond("p", text, turn, 10)
+        assert resp["ask_attribute"] == "other"
+        messages.append(resp["message"].split(". ", 1)[-1])
+        recs = [r["parent_asin"] for r in resp["recommendations"]]
+        assert not set(recs) & set(seen)
+        seen += recs
+    assert len(set(messages)) > 1          # the question is not the same sentence every turn
+    trace = agent.trace("p").turns[-1]
+    assert trace.parsed.kind_parsed == "values" and trace.funnel["fulltext"] > 0
+
+
+def test_no_preference_to_anything_else_hands_the_session_to_the_template_path(people_catalog: Path) -> None:
+    agent = Agent(str(people_catalog))
+    agent.reset("p", {})
+    agent.respond("p", "I want some comfy boots", 1, 10)
+    assert agent.sessions["p"].people
+    agent.respond("p", "I don't really care about other.", 2, 10)
+    state = agent.sessions["p"]
+    assert not state.people and state.pool is not None and state.tracks
+
+
+def test_persona_sessions_on_the_small_catalog(people_catalog: Path) -> None:
+    card = {"sample_id": "persona_t", "ground_truth": {"parent_asin": "W2"},
+            "opening": "I'm after ankle booties for my wife",
+            "answers": {"color": "Something neutral like a greyish brown.", "material": "Suede.", "size": None,
+                        "style": None, "use_case": None, "feature": "A chunky heel and a zip on the side.",
+                        "budget": "Under 50 bucks.", "brand": None, "category": "Women's booties."},
+            "other": ["It's suede, not leather."]}
+    assert PersonaCustomer.from_card(card).opening() == card["opening"]
+    rec = run_session(Agent(str(people_catalog)), card, 0, load_catalog(people_catalog), transcripts=True)
+    assert rec["hit"] and rec["turn"] <= 3, rec["transcript"]
+    assert build_summary([rec])["recommended_technical_score"] > 0.9

@@ -12,6 +12,7 @@ import copy
 import logging
 import os
 import traceback
+from typing import Any
 
 from contest.paths import resolve_catalog
 from grounding import Gate
@@ -21,6 +22,7 @@ from starter.model import LLMClient, LLMConfig
 from starter.parse import coerce_message
 from starter.replies import SAFE_MESSAGE, SAFE_QUESTION
 from starter.rerank import Reranker
+from starter.sessions import SessionStore
 from starter.state import SessionState, TurnTraced, apply
 from starter.trace import SessionTrace, TurnTrace
 from starter.turn import TurnPipeline
@@ -58,28 +60,35 @@ class Agent:
                                 self.llm_config.rerank_weight, self.cfg.rerank_window)
         self.pipeline = TurnPipeline(self.index, self.gate, self.cfg, Understander(self.gate, self.cfg, self.llm),
                                      reranker)
-        self.sessions: dict[str, SessionState] = {}
-        # Sessions kept, least recently used dropped first: a session holds a track per
-        # candidate (thousands on the free-text path), so memory is bounded by this.
+        # Live sessions are bounded (a session holds a track per candidate, thousands on the
+        # free-text path); an evicted one is rebuilt from its journal on its next message.
         self.max_sessions = _positive_int(os.environ.get("AGENT_MAX_SESSIONS"), 64)
+        self.store = SessionStore(self.max_sessions, os.environ.get("AGENT_SESSION_DB") or ":memory:")
+
+    @property
+    def sessions(self) -> dict[str, SessionState]:
+        """The live (in-memory) sessions, least recently used first."""
+        return self.store.live
 
     # ---- contract -------------------------------------------------------------
     def reset(self, session_id: str, user_profile: dict | None = None) -> None:
         """Start a fresh session (profile kept for reference; not used in ranking)."""
-        key = str(session_id)
-        self.sessions.pop(key, None)
-        while len(self.sessions) >= self.max_sessions:
-            self.sessions.pop(next(iter(self.sessions)))
-        self.sessions[key] = SessionState(session_id=key,
-                                          profile=dict(user_profile) if isinstance(user_profile, dict) else {})
+        self.store.reset(str(session_id), dict(user_profile) if isinstance(user_profile, dict) else {})
 
     def respond(self, session_id: str, user_message: str, turn: int = 1, top_k: int = TOP_K) -> dict:
         """One turn; always returns the contract shape."""
         key = str(session_id)
-        if key not in self.sessions:
-            self.reset(key, {})
-        state = self.sessions.pop(key)
-        self.sessions[key] = state          # most recently used last
+        try:
+            state = self.store.state_for(key, self._turn)
+            self.store.record(key, user_message, turn, top_k)
+        except Exception:  # a journal fault must not lose the turn: play it on a fresh state
+            log.exception("session store failed for %s", key)
+            state = SessionState(session_id=key)
+        return self._turn(state, user_message, turn, top_k)
+
+    def _turn(self, state: SessionState, user_message: Any, turn: Any, top_k: Any) -> dict:
+        """One guarded turn on a state (a live one, or one being rebuilt from its journal)."""
+        key = state.session_id
         try:
             return self.pipeline.play(state, user_message, turn, top_k)
         except Exception as exc:  # the guard: never raise, never return an invalid shape
@@ -95,14 +104,15 @@ class Agent:
             }
 
     def close_session(self, session_id: str) -> None:
-        """Forget a session (its state and trace); a later message to it starts afresh."""
-        self.sessions.pop(str(session_id), None)
+        """Forget a session (its state, trace and journal); a later message to it starts afresh."""
+        self.store.close(str(session_id))
 
     def trace(self, session_id: str) -> SessionTrace:
-        """Every decision of every turn of a session, typed."""
-        state = self.sessions.get(str(session_id))
-        if state is None:
-            return SessionTrace(session_id=str(session_id), known=False)
+        """Every decision of every turn of a session, typed (an evicted session is rebuilt first)."""
+        key = str(session_id)
+        if key not in self.store:
+            return SessionTrace(session_id=key, known=False)
+        state = self.store.state_for(key, self._turn)
         return SessionTrace(session_id=state.session_id, known=True, scenario=state.scenario,
                             turns=tuple(state.traces))
 

@@ -7,9 +7,14 @@ from typing import Iterator
 
 
 def iter_jsonl(path: Path | str) -> Iterator[dict]:
-    """Every non-blank line of a JSON-lines file, parsed, streamed; errors name the line."""
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
+    """Every non-blank line of a JSON-lines file, parsed, streamed; errors (bad UTF-8, bad JSON,
+    not an object) raise ValueError naming the file and line."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"{path}:{lineno}: not valid UTF-8 (byte {exc.start + 1} of the line)") from None
             if not line.strip():
                 continue
             try:

@@ -14,6 +14,18 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = PROJECT_ROOT.parent / "shared" / "techjam"
 
 
+def load_env_file(path: Path | None = None) -> bool:
+    """Read `.env` (default: the project's) into the environment; variables already set win.
+
+    `.env.example` lists every setting; nothing fails without a `.env`."""
+    target = path or PROJECT_ROOT / ".env"
+    if not target.is_file():
+        return False
+    from dotenv import load_dotenv
+
+    return bool(load_dotenv(target, override=False))
+
+
 def _first_existing(candidates: list[Path]) -> Path | None:
     for c in candidates:
         if c.is_file():
@@ -45,3 +57,13 @@ def resolve_dataset(explicit: str | None = None) -> Path:
     """The session file: the flag, `data/public_set.jsonl`, then the shared public set."""
     return _resolve("dataset", explicit, [PROJECT_ROOT / "data" / "public_set.jsonl",
                                           SHARED_DIR / "public_set.jsonl"])
+
+
+def missing_data_help(problems: list[str]) -> str:
+    """What to do when the catalog or the session file is not where it is looked for."""
+    return "\n".join(["error: " + p for p in problems] + [
+        "fix: pass --catalog PATH (or set CATALOG_PATH, or put the official catalog.jsonl in data/);",
+        "     the official catalog.jsonl is the TechJam 2026 Track 4 release download; the proxy catalog this",
+        f"     project is developed on is {SHARED_DIR / 'catalog_proxy.jsonl'} (see PROXY.md there);",
+        f"     sessions: pass --dataset PATH or put public_set.jsonl in data/ (shared copy: {SHARED_DIR}).",
+    ])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import textwrap
 from typing import TextIO
 
 from demo.session import SessionResult, TurnView
@@ -59,17 +60,21 @@ def _rating(card: dict) -> str:
 
 
 def render_products(products: list[dict], s: Style, width: int | None = None) -> list[str]:
-    """One line a product: rank, title, price, rating (and the target, when known)."""
+    """A product a few lines: rank, the whole title (wrapped), price, rating, and its shelf."""
     width = width or _width()
     if not products:
         return ["    " + s("(no products shown)", "dim")]
-    title_w = max(20, width - 42)
+    title_w = max(30, width - 36)
     lines = []
     for card in products:
-        title = _cut(card["title"], title_w).ljust(title_w)
+        wrapped = textwrap.wrap(" ".join(str(card["title"]).split()), title_w) or [""]
         mark = s(" ◀ target", "green", "bold") if card.get("is_target") else ""
-        lines.append(f"  {card['rank']:>3}. {s(title, 'bold') if card.get('is_target') else title}"
+        first = wrapped[0].ljust(title_w)
+        lines.append(f"  {card['rank']:>3}. {s(first, 'bold') if card.get('is_target') else first}"
                      f"  {card['price_text']:>10}  {_rating(card):>16}{mark}")
+        lines += [f"       {w}" for w in wrapped[1:]]
+        if card.get("category"):
+            lines.append("       " + s(f"shelf: {card['category']}", "dim"))
     return lines
 
 
@@ -88,6 +93,13 @@ def render_explain(ex: dict, s: Style) -> list[str]:
     if parsed.get("attribute"):
         extra.append(f"about={parsed['attribute']}")
     lines.append("  " + s("parsed", "cyan", "bold") + f"      {kind}" + (("  " + ", ".join(extra)) if extra else ""))
+    model = ex.get("model")
+    if model and model.get("called"):
+        use = model.get("usage") or {}
+        lines.append("  " + s("model", "cyan", "bold") + "       "
+                     + (s("error: " + str(model["error"]), "red") if model.get("error")
+                        else f"intent {model.get('intent') or '—'}, tokens {use.get('prompt_tokens', 0)}"
+                             f"+{use.get('completion_tokens', 0)}"))
     if ex.get("understood"):
         lines.append("  " + s("understood", "cyan", "bold") + "  " + " · ".join(ex["understood"]))
     shelf = ex.get("shelf")

@@ -224,6 +224,9 @@ def explain(turn: TurnTrace | None) -> dict:
                    "expected_value": commit.expected_value if commit else None},
         "ask_attribute": turn.ask_attribute,
         "understood": list(turn.understood),
+        "model": ({"called": turn.understanding.llm_called, "error": turn.understanding.llm_error,
+                   "intent": turn.understanding.intent, "usage": dict(turn.understanding.usage)}
+                  if turn.understanding is not None else None),
         "fault": turn.fault,
     }
 

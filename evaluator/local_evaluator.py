@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import contest as P
+from contest.paths import load_env_file, missing_data_help
 from evaluator.data import load_catalog, load_catalog_view, read_jsonl, resolve_catalog, resolve_dataset
 from evaluator.perturb import make_phrasing, parse_modes
 
@@ -139,10 +140,12 @@ def _worker_run(job: tuple[int, dict]) -> dict:
     return rec
 
 
-def _progress(total: int, enabled: bool):
+def _progress(total: int, enabled: bool, initial: int = 0):
+    """A progress bar on stderr, only when stderr is a terminal."""
     try:
         from tqdm import tqdm
-        return tqdm(total=total, disable=not enabled, unit="session", file=sys.stderr, dynamic_ncols=True)
+        return tqdm(total=total, initial=initial, disable=not (enabled and sys.stderr.isatty()), unit="session",
+                    file=sys.stderr, dynamic_ncols=True)
     except ImportError:  # pragma: no cover - tqdm is a dependency
         class _Null:
             def update(self, n: int = 1) -> None: ...
@@ -155,12 +158,12 @@ def evaluate(agent_spec: str, catalog_path: str, rows: list[dict], catalog: dict
              transcripts: bool = False, progress: bool = True) -> tuple[list[dict], dict]:
     """Run all sessions; return (records in input order, run statistics)."""
     jobs = list(enumerate(rows))
-    bar = _progress(len(jobs), progress)
     records: list[dict] = []
     if workers <= 1:
         t0 = time.perf_counter()
         agent = load_agent_class(agent_spec)(catalog_path)
         construct = time.perf_counter() - t0
+        bar = _progress(len(jobs), progress)          # after construction: the bar times sessions only
         for index, row in jobs:
             records.append(run_session(agent, row, index, catalog, modes, drop_rate, transcripts))
             bar.update(1)
@@ -169,14 +172,19 @@ def evaluate(agent_spec: str, catalog_path: str, rows: list[dict], catalog: dict
     else:
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
         _W["catalog"] = catalog  # inherited by forked workers; reloaded under spawn
+        bar = None
         with ctx.Pool(workers, initializer=_worker_init,
                       initargs=(agent_spec, catalog_path, modes, drop_rate, transcripts)) as pool:
             for rec in pool.imap(_worker_run, jobs, chunksize=1):
                 records.append(rec)
-                bar.update(1)
+                if bar is None:   # the workers' agents are built: the bar starts with the first session
+                    bar = _progress(len(jobs), progress, initial=1)
+                else:
+                    bar.update(1)
         constructs = sorted({r.pop("_construct_s") for r in records})
         rss_kb = max([r.pop("_rss_kb") for r in records] + [resource.getrusage(resource.RUSAGE_SELF).ru_maxrss])
-    bar.close()
+    if bar is not None:
+        bar.close()
     latencies = [x for r in records for x in r.pop("_latencies")]
     stats = {
         "construct_seconds": max(constructs) if constructs else 0.0,
@@ -275,7 +283,8 @@ def main(argv: list[str] | None = None) -> int:
                                       "../shared/techjam/catalog_proxy.jsonl)")
     ap.add_argument("--dataset", help="sessions JSONL (default: data/public_set.jsonl, ../shared/techjam/public_set.jsonl)")
     ap.add_argument("--agent", default=DEFAULT_AGENT, help="module:Class of the agent (default %(default)s)")
-    ap.add_argument("--output", default="results.json", help="summary JSON path (default %(default)s)")
+    ap.add_argument("--output", default="results.json",
+                    help="summary JSON path (default %(default)s; an existing file is replaced)")
     ap.add_argument("--workers", type=int, default=1, help="processes, each with its own agent")
     ap.add_argument("--limit", type=int, help="only the first N sessions")
     ap.add_argument("--sample-id", action="append", dest="sample_ids", help="only this session (repeatable)")
@@ -286,6 +295,16 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    load_env_file()
+    problems = []
+    for resolve, given in ((resolve_catalog, args.catalog), (resolve_dataset, args.dataset)):
+        try:
+            resolve(given)
+        except FileNotFoundError as exc:
+            problems.append(str(exc))
+    if problems:
+        print(missing_data_help(problems), file=sys.stderr)
+        return 2
     try:
         catalog_path = resolve_catalog(args.catalog)
         dataset_path = resolve_dataset(args.dataset)
@@ -293,21 +312,32 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    rows = select_rows(read_jsonl(dataset_path), args.sample_ids, args.limit)
+    try:
+        rows = select_rows(read_jsonl(dataset_path), args.sample_ids, args.limit)
+        wanted = {r.get("ground_truth", {}).get("parent_asin") for r in rows
+                  if isinstance(r.get("ground_truth"), dict)}
+        catalog = load_catalog_view(catalog_path, wanted)
+    except ValueError as exc:   # bad UTF-8, bad JSON: one line with file:line
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if modes and any(P.is_persona_card(r) for r in rows):
         print("error: --perturb rewords the template shopper; persona cards speak for themselves", file=sys.stderr)
         return 2
-    wanted = {r.get("ground_truth", {}).get("parent_asin") for r in rows if isinstance(r.get("ground_truth"), dict)}
-    catalog = load_catalog_view(catalog_path, wanted)
     check_targets(rows, catalog)
     print(f"catalog {catalog_path} ({len(catalog)} products); dataset {dataset_path} ({len(rows)} sessions); "
           f"agent {args.agent}; perturb {args.perturb}", file=sys.stderr)
-    records, stats = evaluate(args.agent, str(catalog_path), rows, catalog, max(1, args.workers), modes,
-                              args.drop_rate, args.transcripts, progress=not args.quiet)
+    try:
+        records, stats = evaluate(args.agent, str(catalog_path), rows, catalog, max(1, args.workers), modes,
+                                  args.drop_rate, args.transcripts, progress=not args.quiet)
+    except ValueError as exc:   # e.g. the agent refused the catalog (CatalogError is a ValueError)
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     summary = build_summary(records)
-    Path(args.output).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    out = Path(args.output)
+    replaced = out.exists()
+    out.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     print(format_table(summary, stats))
-    print(f"wrote {args.output}")
+    print(f"wrote {args.output}" + (" (replacing the previous file; --output names another)" if replaced else ""))
     return 0
 
 

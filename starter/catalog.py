@@ -44,6 +44,23 @@ class CatalogError(ValueError):
     """The catalog file is missing, unreadable or has no usable product."""
 
 
+def capped(row: dict, limit: int) -> dict:
+    """The row with every text cut to `limit` characters and every list to `limit // 100` items: a
+    catalog line can be arbitrarily large, what is read and indexed of it is not."""
+    items = max(1, limit // 100)
+
+    def cut(v: object, depth: int = 0) -> object:
+        if isinstance(v, str):
+            return v[:limit]
+        if isinstance(v, list) and depth < 2:
+            return [cut(x, depth + 1) for x in v[:items]]
+        if isinstance(v, dict) and depth < 2:
+            return {str(k)[:limit]: cut(x, depth + 1) for k, x in list(v.items())[:items]}
+        return v
+
+    return {k: cut(v) for k, v in row.items()}
+
+
 def _num(value: object) -> float | None:
     if isinstance(value, bool):
         return None
@@ -82,14 +99,23 @@ class CatalogIndex:
             "content='', tokenize='porter unicode61 remove_diacritics 2')"
         )
         full: list[tuple] = []
-        skipped = 0
+        counts = {"without a usable parent_asin": 0, "with a duplicate parent_asin": 0,
+                  "loaded without a title": 0, "loaded without categories": 0, "loaded without a numeric price": 0}
         batch: list[tuple] = []
         try:
             for row in iter_jsonl(path):
                 pid = row.get("parent_asin")
-                if not isinstance(pid, str) or not pid.strip() or pid in self.by_pid:
-                    skipped += 1
+                if not isinstance(pid, str) or not pid.strip():
+                    counts["without a usable parent_asin"] += 1
                     continue
+                if pid in self.by_pid:
+                    counts["with a duplicate parent_asin"] += 1
+                    continue
+                row = capped(row, cfg.max_field_chars)
+                counts["loaded without a title"] += not (isinstance(row.get("title"), str) and row["title"].strip())
+                counts["loaded without categories"] += not (isinstance(row.get("categories"), list)
+                                                            and row["categories"])
+                counts["loaded without a numeric price"] += _num(row.get("price")) is None
                 self._add(row, pid)
                 p = self.products[-1]
                 # BM25 sees what a shopper names: the title, the category path,
@@ -102,13 +128,16 @@ class CatalogIndex:
                 if len(batch) >= 5000:
                     self._flush(batch, full)
         except ValueError as exc:
-            raise CatalogError(f"malformed catalog line: {exc}") from None
+            raise CatalogError(f"malformed catalog: {exc}") from None
         if batch:
             self._flush(batch, full)
         if not self.products:
             raise CatalogError(f"{path}: no product with a parent_asin")
-        if skipped:
-            log.warning("catalog %s: skipped %d rows without a usable parent_asin", path, skipped)
+        odd = [f"skipped {n} rows {what}" for what, n in counts.items() if n and not what.startswith("loaded")]
+        odd += [f"{n} rows {what}" for what, n in counts.items()
+                if n and what.startswith("loaded") and what != "loaded without a numeric price"]
+        if odd:
+            log.warning("catalog %s: %s", path, "; ".join(odd))
         for ids in self.shelves.values():
             ids.sort(key=lambda i: (-self.products[i].rating_number, self.products[i].pid))
         self.shelf_sizes: dict[str, int] = {k: len(v) for k, v in self.shelves.items()}

@@ -124,6 +124,9 @@ class Tunables:
     people_budget_penalty: float = 2.0
     # Before this turn show only the best product while the shopper still has more to say.
     people_insurance_turn: int = 4
+    # Per catalog field: at most this many characters of a text (and a hundredth as many list
+    # items) are read.  A bound, not a tunable: the proxy's longest field is far shorter.
+    max_field_chars: int = 100_000
     # Rerank (RERANK_METHOD): only candidates within this many nats of the best are touched.
     # measured: evaluation_results/rerank.md (off by default).
     rerank_window: float = 1.5

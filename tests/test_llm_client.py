@@ -529,3 +529,13 @@ def test_config_from_os_environ(monkeypatch):
     config = LLMConfig.from_env()
     assert config.enabled is True and config.timeout == 3.0 and config.backend == "ollama"
     assert LLMClient(LLMConfig.from_env()).config.timeout == 3.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_implausible_token_counts_are_not_passed_through(server, backend, caplog):
+    server.push_chat(GOOD_EXTRACTION, prompt_tokens=10**15, completion_tokens=10**12)
+    with caplog.at_level(logging.WARNING, logger="starter.model.replies"):
+        reply = make_client(server, backend).extract("something black")
+    assert reply.data == GOOD_EXTRACTION
+    assert reply.usage == {"prompt_tokens": 0, "completion_tokens": 0}
+    assert "implausible prompt_tokens" in caplog.text

@@ -16,7 +16,8 @@ from starter.model.embeddings import LocalEmbedder
 from starter.model.prompting import MAX_MESSAGE_CHARS, format_extract_user, format_rerank_user
 from starter.model.replies import (EmbedReply, ErrorKind, LLMReply, add_usage, parse_json_reply, schema_error)
 from starter.model.settings import MAX_RERANK_CANDIDATES, LLMConfig
-from starter.model.transports import OllamaTransport, TransportError, describe, make_transport, probe, with_deadline
+from starter.model.transports import (MAX_OUTPUT_TOKENS, OllamaTransport, TransportError, describe, make_transport,
+                                      probe, with_deadline)
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,8 @@ MIN_ATTEMPT_SECONDS = 0.05
 #: Health checks never wait longer than this, and are cached this long.
 HEALTH_TIMEOUT = 1.0
 HEALTH_CACHE_SECONDS = 30.0
+#: Chat templates add a few hundred tokens around the messages a server counts.
+PROMPT_OVERHEAD_TOKENS = 512
 
 
 class LLMClient:
@@ -72,7 +75,9 @@ class LLMClient:
                 text, kind = describe(exc)
                 reply.error, reply.error_kind = text + after, kind
                 break
-            add_usage(reply.usage, prompt_tokens, completion_tokens)
+            add_usage(reply.usage, prompt_tokens, completion_tokens,
+                      max_prompt=sum(len(str(m["content"])) for m in messages) + PROMPT_OVERHEAD_TOKENS,
+                      max_completion=2 * MAX_OUTPUT_TOKENS)
             reply.raw = content
             value, problem = parse_json_reply(content)
             if problem is None:
@@ -96,8 +101,8 @@ class LLMClient:
             ]
         reply.latency_ms = round((time.monotonic() - started) * 1000.0, 1)
         if reply.error:
-            log.info("llm %s failed after %d attempt(s) in %.0f ms: %s", name, reply.attempts, reply.latency_ms,
-                     reply.error)
+            log.warning("llm %s failed after %d attempt(s) in %.0f ms: %s", name, reply.attempts, reply.latency_ms,
+                        reply.error)
         return reply
 
     # ------------------------------------------------------------------ tasks
@@ -149,7 +154,8 @@ class LLMClient:
             text, kind = describe(exc)
             return EmbedReply(None, error=text, error_kind=kind)
         reply = EmbedReply(None)
-        add_usage(reply.usage, prompt_tokens, 0)
+        add_usage(reply.usage, prompt_tokens, 0, max_prompt=sum(len(t) for t in items) + 16 * len(items),
+                  max_completion=0)
         problem = _check_vectors(vectors, len(items))
         if problem:
             reply.error, reply.error_kind = problem, ErrorKind.INVALID

@@ -11,8 +11,12 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+import logging
+
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
+
+log = logging.getLogger(__name__)
 
 
 class ErrorKind(str, Enum):
@@ -67,10 +71,15 @@ class EmbedReply:
         return self.vectors is not None
 
 
-def add_usage(total: dict, prompt: Any, completion: Any) -> None:
-    """Add a server's token counts (non-negative numbers only)."""
-    for key, value in (("prompt_tokens", prompt), ("completion_tokens", completion)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+def add_usage(total: dict, prompt: Any, completion: Any, max_prompt: int, max_completion: int) -> None:
+    """Add a server's token counts: non-negative numbers no larger than is plausible for what was
+    sent (a token is at least one character of the prompt; the reply is capped), else nothing."""
+    for key, value, bound in (("prompt_tokens", prompt, max_prompt), ("completion_tokens", completion,
+                                                                       max_completion)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= bound:
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > bound:
+                log.warning("ignoring an implausible %s count %r from the model server (at most %d)", key, value,
+                            bound)
             continue
         total[key] += int(value)
 

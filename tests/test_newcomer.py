@@ -1,0 +1,66 @@
+"""A newcomer's first hour: missing or malformed data says what to do, in one clear message."""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+import contest.paths as paths
+from evaluator import local_evaluator as E
+from starter.catalog import CatalogError, CatalogIndex
+from starter.config import TUNABLES
+
+
+def test_missing_catalog_and_sessions_are_named_together_with_the_fix(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.delenv("CATALOG_PATH", raising=False)
+    monkeypatch.setattr(paths, "PROJECT_ROOT", tmp_path)
+    monkeypatch.setattr(paths, "SHARED_DIR", tmp_path / "shared")
+    assert E.main(["--output", str(tmp_path / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert "no catalog found" in err and "no dataset found" in err
+    assert "--catalog" in err and "CATALOG_PATH" in err and "data/" in err and "--dataset" in err
+
+
+@pytest.mark.parametrize("content,expected", [
+    (b'{"parent_asin": "A1", "title": "ok"}\n{"parent_asin": "A2", "title": "\xff"}\n', "c.jsonl:2: not valid UTF-8"),
+    (b'{"parent_asin": "A1"}\n{"parent_asin": \n', "c.jsonl:2: invalid JSON"),
+    (b'[1, 2]\n', "c.jsonl:1: expected a JSON object"),
+])
+def test_a_malformed_catalog_gives_one_line_with_file_and_line(tmp_path: Path, capsys, content: bytes,
+                                                              expected: str) -> None:
+    catalog = tmp_path / "c.jsonl"
+    catalog.write_bytes(content)
+    sessions = tmp_path / "s.jsonl"
+    sessions.write_text(json.dumps({"sample_id": "x", "scenario_type": "buying",
+                                    "ground_truth": {"parent_asin": "A1"}}) + "\n", encoding="utf-8")
+    assert E.main(["--catalog", str(catalog), "--dataset", str(sessions), "--output", str(tmp_path / "r.json"),
+                   "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and expected in err and "Traceback" not in err and len(err.splitlines()) == 1
+    with pytest.raises(CatalogError, match=expected.split(":", 1)[1].strip()):
+        CatalogIndex(catalog, TUNABLES)
+
+
+def test_each_kind_of_odd_row_is_counted_in_the_warning(tmp_path: Path, caplog) -> None:
+    rows = [{"parent_asin": "A1", "title": "tee", "categories": ["Women", "Tops"], "price": 3},
+            {"parent_asin": "A1", "title": "dup"}, {"title": "no id"}, {"parent_asin": " "},
+            {"parent_asin": "A2", "categories": []}]
+    path = tmp_path / "c.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="starter.catalog"):
+        index = CatalogIndex(path, TUNABLES)
+    assert len(index.products) == 2
+    text = caplog.text
+    assert "skipped 2 rows without a usable parent_asin" in text and "skipped 1 rows with a duplicate" in text
+    assert "1 rows loaded without a title" in text and "1 rows loaded without categories" in text
+
+
+def test_huge_fields_are_cut_when_read(tmp_path: Path) -> None:
+    row = {"parent_asin": "A1", "title": "black " + "x" * 300_000, "features": ["f"] * 5000,
+           "categories": ["Women", "Tops"], "price": 3}
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    index = CatalogIndex(path, TUNABLES)
+    assert len(index.products[0].title) <= TUNABLES.max_field_chars

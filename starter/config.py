@@ -108,8 +108,9 @@ class Tunables:
     # measured: persona cards 0/200 at 0.6; public para 200/200, para+drop+catdamage 185/200.
     quoting_sim: float = 0.6
     # Full-text query: words kept, BM25 field weights (title, categories, features, details,
-    # store, description), candidates read.  hand-set (reference agent's weights).
-    people_max_words: int = 100
+    # store, description), candidates read.  hand-set (reference agent's weights); 40 words bound
+    # the cost of a word salad (bench_robustness) and never bind on the persona cards.
+    people_max_words: int = 40
     people_field_weights: tuple[float, float, float, float, float, float] = (6.0, 4.0, 2.5, 2.5, 1.5, 1.0)
     people_candidates: int = 2000
     # Log-weight = text_beta x relevance (BM25 / best) + audience +- + prior_alpha x log1p(reviews)

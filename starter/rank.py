@@ -132,6 +132,8 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
     negated = frozenset(obs.negated)
     browsing_cue = obs.browsing_cue
     template_said = _tok_set(obs.value_text or "") | obs.extra_tokens
+    text_said = _tok_set(obs.text) | obs.extra_tokens
+    said_by_shelf: dict[str, frozenset[str]] = {}     # free text: what was said beyond the shelf's own words
     for i in ids:
         p = index.products[i]
         shelf_sim = shelf_scores.get(p.shelf, 0.0)
@@ -144,8 +146,10 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
             t = Track(scenario=scenario, disclosed=SM.initial_disclosed(p, scenario), exact=exact,
                       loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=(sim,))
         else:
-            said = _without_budget(((_tok_set(obs.text) | obs.extra_tokens) - (cat_toks or _tok_set(p.shelf)))
-                                   - negated, obs)
+            said = said_by_shelf.get(p.shelf)
+            if said is None:
+                said = said_by_shelf[p.shelf] = _without_budget((text_said - (cat_toks or _tok_set(p.shelf)))
+                                                                - negated, obs)
             best = ("browsing", 1.0 if not said else (cfg.browsing_sim_cued if browsing_cue else cfg.browsing_sim_uncued))
             for hyp in ("buying", "intent_override"):
                 sim = value_similarity(index, (SM.opening_value(p, hyp),), said)

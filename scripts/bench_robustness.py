@@ -1,0 +1,118 @@
+"""Hostile input and a long run: `python -m scripts.bench_robustness [--sessions 2000] [--out FILE]`.
+
+Plays sessions in one process, cycling four kinds: a public template session,
+the same reworded (`para`), a persona card, and a fuzz session of five random
+messages (random catalog words, cue words, negations, prices, unicode, control
+characters, injection text, up to 4,000 characters).  Prints, per kind, the
+`respond` latency (median, p95, max), the ten slowest fuzz messages, and the
+process RSS after every 100 sessions (does it plateau?).  Offline
+(`LLM_ENABLED=0`); timings depend on the machine and its load.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import contest as P
+from contest.jsonl import read_jsonl
+from contest.paths import PROJECT_ROOT, resolve_catalog, resolve_dataset
+from evaluator.data import load_catalog_view
+from evaluator.local_evaluator import run_session
+from evaluator.perturb import parse_modes
+
+CUES = ["not", "no", "without", "under", "around", "over", "$20", "$999999", "women", "men", "kids", "my son",
+        "ignore previous instructions", "system:", "B0ABCDEFGH", "http://x.co/a", "recommend", "actually",
+        "I don't care", "your call", "show me more", "size 8", "plus size", "\u0000", "\ud83d\ude00", "\u202e",
+        "🙂", "ß", "İ", "\t", "\n", "'; DROP TABLE docs; --", '"', "*", "NEAR(", "OR", "AND"]
+
+
+def fuzz_message(rng: random.Random, words: list[str]) -> str:
+    n = rng.choice([1, 3, 8, 20, 60, 200, 600])
+    parts = [rng.choice(CUES) if rng.random() < 0.3 else rng.choice(words) for _ in range(n)]
+    if rng.random() < 0.1:
+        parts = ["".join(chr(rng.randrange(1, 0x2FFF)) for _ in range(rng.randrange(1, 300)))]
+    return " ".join(parts)[:4000]
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def stats(xs: list[float]) -> str:
+    if not xs:
+        return "-"
+    o = sorted(xs)
+    return (f"median {statistics.median(o):.1f} ms, p95 {o[min(len(o) - 1, int(0.95 * (len(o) - 1)))]:.1f} ms, "
+            f"max {o[-1]:.1f} ms ({len(o)} turns)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scripts.bench_robustness", description=__doc__)
+    ap.add_argument("--sessions", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--out", help="also write the report to this file")
+    args = ap.parse_args(argv)
+    from tqdm import tqdm
+
+    from starter.agent import Agent
+
+    rng = random.Random(args.seed)
+    catalog_path = resolve_catalog(None)
+    public = read_jsonl(resolve_dataset(None))
+    cards = read_jsonl(PROJECT_ROOT / "data" / "personas" / "cards.jsonl")
+    targets = {r["ground_truth"]["parent_asin"] for r in public + cards}
+    view = load_catalog_view(catalog_path, targets)
+    words = sorted({w for r in list(view.values())[:400] for w in str(r.get("title", "")).split()})
+    rss0 = rss_mb()
+    t0 = time.perf_counter()
+    agent = Agent(str(catalog_path))
+    lines = [f"agent built in {time.perf_counter() - t0:.1f} s; RSS {rss0:.0f} MB before, {rss_mb():.0f} MB after"]
+    lat: dict[str, list[float]] = {"template": [], "para": [], "persona": [], "fuzz": []}
+    slow: list[tuple[float, str]] = []
+    rss_curve = []
+    para = parse_modes("para")
+    for k in tqdm(range(args.sessions), unit="session", file=sys.stderr, disable=not sys.stderr.isatty()):
+        kind = ("template", "para", "persona", "fuzz")[k % 4]
+        if kind == "fuzz":
+            sid = f"fuzz-{k}"
+            agent.reset(sid, {})
+            for turn in range(1, 6):
+                msg = fuzz_message(rng, words)
+                s = time.perf_counter()
+                resp = agent.respond(sid, msg, turn, 10)
+                ms = (time.perf_counter() - s) * 1000
+                assert P.valid_response(resp) and isinstance(resp["recommendations"], list)
+                lat["fuzz"].append(ms)
+                slow.append((ms, msg))
+                slow = sorted(slow, key=lambda x: -x[0])[:10]
+        else:
+            row = (cards if kind == "persona" else public)[(k // 4) % (len(cards) if kind == "persona" else len(public))]
+            rec = run_session(agent, row, k, view, para if kind == "para" else frozenset())
+            lat[kind] += rec["_latencies"]
+        if (k + 1) % 100 == 0:
+            rss_curve.append((k + 1, rss_mb()))
+    for kind, xs in lat.items():
+        lines.append(f"{kind:<9} {stats(xs)}")
+    lines.append("slowest fuzz messages:")
+    lines += [f"  {ms:7.1f} ms  {msg[:100]!r}{' ...' if len(msg) > 100 else ''} ({len(msg)} chars)"
+              for ms, msg in slow]
+    lines.append("RSS after every 100 sessions (MB): " + ", ".join(f"{n}:{mb:.0f}" for n, mb in rss_curve))
+    lines.append(f"live sessions {len(agent.sessions)}, evicted {agent.store.evicted}, rebuilt {agent.store.rebuilt}")
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -103,9 +103,10 @@ class Tunables:
     bm25_weights: tuple[float, float, float] = (6.0, 4.0, 2.0)
     bm25_max_words: int = 40
     # ---- people: free-text sessions that do not quote catalog values (starter/people.py) ----
-    # A free-text opening whose best card-value similarity reaches this quotes values (the
-    # template path reads it); below it, and with no shelf name spelled out, it is a person.
-    # measured: persona cards 0/200 at 0.6; public para 200/200, para+drop+catdamage 185/200.
+    # A free-text opening whose best card-value similarity (over its bm25_candidates best BM25
+    # matches) reaches this quotes values (the template path reads it); below it, and with no
+    # shelf name spelled out, it is a person.  measured: persona cards 0/200 at 0.6; public para
+    # 200/200, popmatched para 800/800, para+drop+catdamage 184/200.
     quoting_sim: float = 0.6
     # Full-text query: words kept, BM25 field weights (title, categories, features, details,
     # store, description), candidates read.  hand-set (reference agent's weights); 40 words bound

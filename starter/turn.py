@@ -12,7 +12,7 @@ from typing import Any
 from contest.card import classify
 from grounding import Gate
 from grounding.shelves import ShelfGuess
-from grounding.words import MORE_OPTIONS_CUE
+from grounding.words import FILLER, MORE_OPTIONS_CUE, tokens
 from starter import ask as ASK
 from starter import commit as COMMIT
 from starter import people as PEOPLE
@@ -157,10 +157,16 @@ class TurnPipeline:
 
     # ---- evidence -----------------------------------------------------------------------
     def _open_free_text(self, state: SessionState, reading: Reading) -> tuple[RETRIEVE.Pool, Tracks, str] | None:
-        """A free-text opening: a person (people path, state.people) or a quoted template (its pool and tracks)."""
-        pool = RETRIEVE.build_pool(self.index, self.shelves, reading, self.cfg)
-        tracks, scenario = RANK.open_tracks(self.index, pool.ids, reading, pool.shelf.scored, self.cfg)
-        if PEOPLE.is_quoting(reading, self.shelves, tracks, self.cfg):
+        """A free-text opening: a person (people path, state.people) or a quoted template (its pool and tracks).
+
+        Whether it quotes card values is judged on the opening's best BM25 matches (cheap); only a
+        quoting opening pays for the template path's full pool."""
+        words = [t for t in tokens(reading.text) if t not in FILLER]
+        probe = [i for i, _ in self.index.bm25(words, self.cfg.bm25_candidates)]
+        probe_tracks, _ = RANK.open_tracks(self.index, probe, reading, {}, self.cfg)
+        if PEOPLE.is_quoting(reading, self.shelves, probe_tracks, self.cfg):
+            pool = RETRIEVE.build_pool(self.index, self.shelves, reading, self.cfg)
+            tracks, scenario = RANK.open_tracks(self.index, pool.ids, reading, pool.shelf.scored, self.cfg)
             return pool, tracks, scenario
         apply(state, PoolOpened(RETRIEVE.Pool([], {}, ShelfGuess()), {}, "people", False, people=True))
         return None

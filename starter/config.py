@@ -124,6 +124,10 @@ class Tunables:
     people_shown_penalty: float = 8.0
     people_negation_penalty: float = 2.0
     people_budget_penalty: float = 2.0
+    # No budget penalty within this share over a cap (under a floor), nor for "around X" within
+    # this band of ratios price / X.  hand-set ("around 50" keeps $53.99, drops $90).
+    people_budget_slack: float = 0.1
+    people_around_band: tuple[float, float] = (0.6, 1.25)
     # Before this turn show only the best product while the shopper still has more to say.
     people_insurance_turn: int = 4
     # Per catalog field: at most this many characters of a text (and a hundredth as many list

@@ -96,17 +96,19 @@ def conversation_facts(readings: list[Reading]) -> Facts:
     return Facts(frozenset(audiences), frozenset(negated), budget)
 
 
-def budget_penalty(price: float | None, budget: Budget | None) -> float:
+def budget_penalty(price: float | None, budget: Budget | None, cfg: Tunables) -> float:
     """How far a price is off the budget, as a log ratio (0 inside it; soft, never a cliff)."""
     if budget is None or price is None or price <= 0:
         return 0.0
-    if budget.max_price is not None and price > budget.max_price * 1.1:
-        return math.log(price / (budget.max_price * 1.1))
-    if budget.min_price is not None and price < budget.min_price * 0.9:
-        return math.log(budget.min_price * 0.9 / price)
+    slack = cfg.people_budget_slack
+    if budget.max_price is not None and price > budget.max_price * (1 + slack):
+        return math.log(price / (budget.max_price * (1 + slack)))
+    if budget.min_price is not None and price < budget.min_price * (1 - slack):
+        return math.log(budget.min_price * (1 - slack) / price)
     if budget.around is not None:
         ratio = price / budget.around
-        if ratio > 1.25 or ratio < 0.6:
+        low, high = cfg.people_around_band
+        if ratio > high or ratio < low:
             return abs(math.log(ratio))
     return 0.0
 
@@ -131,7 +133,7 @@ def rank_people(index: CatalogIndex, readings: list[Reading], shown: set[int], c
             lw += cfg.people_audience if p.audience & facts.audiences else -cfg.people_audience
         if facts.negated and facts.negated & index.product_tokens(i):
             lw -= cfg.people_negation_penalty
-        lw -= cfg.people_budget_penalty * budget_penalty(p.price, facts.budget)
+        lw -= cfg.people_budget_penalty * budget_penalty(p.price, facts.budget, cfg)
         if i in shown:
             lw -= cfg.people_shown_penalty
         lp = cfg.people_prior_alpha * math.log1p(p.rating_number)

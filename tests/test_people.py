@@ -68,9 +68,9 @@ def test_the_query_is_cumulative_without_filler_audience_negations_or_budget_num
     (30.0, Budget(min_price=50.0), True), (None, Budget(max_price=10.0), False),
 ])
 def test_budget_is_a_soft_penalty_not_a_cliff(price, budget, penalised) -> None:
-    assert (PEOPLE.budget_penalty(price, budget) > 0) == penalised
+    assert (PEOPLE.budget_penalty(price, budget, TUNABLES) > 0) == penalised
     if penalised and price:
-        assert PEOPLE.budget_penalty(price * 1.5, budget) > PEOPLE.budget_penalty(price, budget) or \
+        assert PEOPLE.budget_penalty(price * 1.5, budget, TUNABLES) > PEOPLE.budget_penalty(price, budget, TUNABLES) or \
             budget.min_price is not None
 
 

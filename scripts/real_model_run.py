@@ -18,8 +18,8 @@ runs diverge and what the model contributed there.
 
 The model server is not started here (not a CI step); for SmolLM2-135M:
 
-    PORT=8089 scripts/serve_smollm2.sh > /tmp/smollm2.log 2>&1 &
-    LLM_BACKEND=openai OPENAI_BASE_URL=http://127.0.0.1:8089/v1 LLM_MODEL=smollm2 LLM_TIMEOUT=60 \\
+    scripts/serve_smollm2.sh > /tmp/smollm2.log 2>&1 &
+    LLM_BACKEND=openai OPENAI_BASE_URL=http://127.0.0.1:8080/v1 LLM_MODEL=smollm2 LLM_TIMEOUT=60 \\
         .venv/bin/python -m scripts.real_model_run --limit 60 --perturb para drop
 
 Writes `evaluation_results/real_model_run.json` (every figure) and
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         "commands": [
-            "PORT=8089 scripts/serve_smollm2.sh > /tmp/smollm2.log 2>&1 &",
+            "scripts/serve_smollm2.sh > /tmp/smollm2.log 2>&1 &",
             f"{env_prefix} .venv/bin/python -m scripts.real_model_run " + " ".join(shlex.quote(a) for a in
                                                                                    (argv or sys.argv[1:])),
             "equivalent single evaluator runs: LLM_ENABLED=0|1 ... .venv/bin/python -m evaluator.local_evaluator "

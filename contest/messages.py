@@ -49,8 +49,16 @@ def reveal_each(values: Sequence[str], types: Sequence[str], disclosed: Containe
 
 def reveal(values: Sequence[str], types: Sequence[str], disclosed: Container[str], attribute: str,
            hidden: Container[str] = frozenset()) -> tuple[str, ...]:
-    """Rule 4: the values the shopper reveals when asked about `attribute`."""
-    return reveal_each(values, types, disclosed, (attribute,), hidden)[attribute]
+    """Rule 4 for one question: the values the shopper reveals when asked about `attribute`
+    (the same rule as `reveal_each`, in one pass without the per-type table)."""
+    a = reply_attribute(attribute)
+    out: list[str] = []
+    for value, vtype in zip(values, types):
+        if value not in disclosed and value not in hidden and (a == "other" or vtype == a):
+            out.append(value)
+            if len(out) == VALUES_PER_REPLY:
+                break
+    return tuple(out)
 
 
 def opening_message(scenario: str, category: str, value: str | None) -> str:

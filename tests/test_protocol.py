@@ -416,3 +416,16 @@ def test_summarize_rounding_order():
     # a single hit in eleven: efficiency 0.045454 (not 0.045455), score 0.058441
     s = P.summarize(_results([(6, 7)] + [(None, None)] * 10))
     assert (s["mttc"], s["efficiency"], s["recommended_technical_score"]) == (10.545455, 0.045454, 0.058441)
+
+
+def test_reveal_for_one_question_equals_reveal_for_several() -> None:
+    import itertools
+
+    from contest.messages import reveal, reveal_each
+    values = ["cotton", "color: black", "Machine Wash", "Size: M", "Imported"]
+    types = [P.classify(v) for v in values]
+    for disclosed in (set(), {"cotton"}, {"cotton", "Imported", "Size: M"}):
+        for hidden in (frozenset(), frozenset({"Machine Wash"})):
+            each = reveal_each(values, types, disclosed, P.ALLOWED_ATTRIBUTES + ("weird",), hidden)
+            for a in itertools.chain(P.ALLOWED_ATTRIBUTES, ("weird",)):
+                assert reveal(values, types, disclosed, a, hidden) == each[a]

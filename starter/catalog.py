@@ -211,20 +211,10 @@ class CatalogIndex:
         return w
 
     def bm25(self, words: list[str], limit: int, shelf: str | None = None) -> list[tuple[int, float]]:
-        """(product idx, relevance) for an OR query of `words`, best first (tie: idx)."""
-        uniq = list(dict.fromkeys(w for w in words if w))[:self.cfg.bm25_max_words]
-        if not uniq:
-            return []
-        query = " OR ".join('"' + w.replace('"', '""') + '"' for w in uniq)
-        try:
-            rows = self.db.execute(
-                "SELECT rowid, bm25(docs, ?, ?, ?) AS s FROM docs WHERE docs MATCH ? ORDER BY s, rowid LIMIT ?",
-                (*self.cfg.bm25_weights, query, limit * 4 if shelf else limit),
-            ).fetchall()
-        except sqlite3.Error as exc:  # odd text must never break retrieval
-            log.warning("bm25 query failed: %s", exc)
-            return []
-        out = [(int(r), -float(s)) for r, s in rows]
+        """(product idx, relevance) for an OR query of `words` over title, category path and card
+        values, best first (tie: idx); with `shelf`, only that shelf's products."""
+        out = self._match("docs", self.cfg.bm25_weights, words, self.cfg.bm25_max_words,
+                          limit * 4 if shelf else limit)
         if shelf is not None:
             out = [(i, s) for i, s in out if self.products[i].shelf == shelf]
         return out[:limit]
@@ -232,15 +222,21 @@ class CatalogIndex:
     def fulltext(self, words: list[str], limit: int) -> list[tuple[int, float]]:
         """(product idx, relevance) for an OR query of `words` over every field, porter-stemmed,
         best first (tie: idx)."""
-        uniq = list(dict.fromkeys(w for w in words if w))[:self.cfg.people_max_words]
+        return self._match("full", self.cfg.people_field_weights, words, self.cfg.people_max_words, limit)
+
+    def _match(self, table: str, weights: tuple[float, ...], words: list[str], max_words: int,
+               limit: int) -> list[tuple[int, float]]:
+        """One FTS5 OR query of the first `max_words` distinct words, ranked by weighted BM25."""
+        uniq = list(dict.fromkeys(w for w in words if w))[:max_words]
         if not uniq:
             return []
         query = " OR ".join('"' + w.replace('"', '""') + '"' for w in uniq)
+        marks = ", ".join("?" * len(weights))
         try:
             rows = self.db.execute(
-                "SELECT rowid, bm25(full, ?, ?, ?, ?, ?, ?) AS s FROM full WHERE full MATCH ? ORDER BY s, rowid "
-                "LIMIT ?", (*self.cfg.people_field_weights, query, limit)).fetchall()
+                f"SELECT rowid, bm25({table}, {marks}) AS s FROM {table} WHERE {table} MATCH ? "
+                "ORDER BY s, rowid LIMIT ?", (*weights, query, limit)).fetchall()
         except sqlite3.Error as exc:  # odd text must never break retrieval
-            log.warning("full-text query failed: %s", exc)
+            log.warning("%s query failed: %s", table, exc)
             return []
         return [(int(r), -float(s)) for r, s in rows]

@@ -19,14 +19,16 @@ QUESTION_TEXT = {
 }
 
 
+def _lead(count: int, one: str, many: str) -> str:
+    """What is shown: none, one, or `many` with {count} filled in."""
+    if count == 0:
+        return "I could not find a match yet."
+    return one if count == 1 else many.format(count=count)
+
+
 def response_message(count: int, ask: str | None) -> str:
     """"Here are N options, best first." plus the question, if any."""
-    if count == 0:
-        lead = "I could not find a match yet."
-    elif count == 1:
-        lead = "Here is my best match."
-    else:
-        lead = f"Here are {count} options, best first."
+    lead = _lead(count, "Here is my best match.", "Here are {count} options, best first.")
     if ask and ask in ALLOWED_ATTRIBUTES:
         return f"{lead} {QUESTION_TEXT[ask]}"
     return lead
@@ -43,12 +45,8 @@ PEOPLE_QUESTIONS: tuple[str, ...] = (
 
 def people_message(count: int, ask: str | None, asked_before: int) -> str:
     """The text for a person: what is shown, and a question that varies from turn to turn."""
-    if count == 0:
-        lead = "I could not find a match yet."
-    elif count == 1:
-        lead = "This looks closest to what you describe."
-    else:
-        lead = f"Here are {count} that fit what you describe, best first."
+    lead = _lead(count, "This looks closest to what you describe.",
+                 "Here are {count} that fit what you describe, best first.")
     if ask is None:
         return lead
     return f"{lead} {PEOPLE_QUESTIONS[asked_before % len(PEOPLE_QUESTIONS)]}"

@@ -206,7 +206,7 @@ class CatalogIndex:
         w = self._weights.get(toks)
         if w is None:
             w = sum(self.idf.get(t, self.default_idf) for t in toks)
-            if len(self._weights) < 500_000:
+            if len(self._weights) < self.cfg.weight_cache_entries:
                 self._weights[toks] = w
         return w
 

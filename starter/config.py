@@ -131,6 +131,11 @@ class Tunables:
     people_around_band: tuple[float, float] = (0.6, 1.25)
     # Before this turn show only the best product while the shopper still has more to say.
     people_insurance_turn: int = 4
+    # Memo sizes (entries) of the IDF weight of a word set and of a text's word set.  A bound on
+    # memory: after 2,000 mixed sessions they held 134,266 and 60,640 entries and RSS still grew
+    # (bench_robustness at 9f353eb); the memos save microseconds a lookup, so they stop early.
+    weight_cache_entries: int = 50_000
+    token_set_cache_entries: int = 50_000
     # Per catalog field: at most this many characters of a text (and a hundredth as many list
     # items) are read.  A bound, not a tunable: the proxy's longest field is far shorter.
     max_field_chars: int = 100_000

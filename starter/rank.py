@@ -18,7 +18,7 @@ from grounding.budget import BUDGET_WORDS
 from grounding.words import FILLER, tokens
 from starter import shopper_model as SM
 from starter.catalog import CatalogIndex, Product
-from starter.config import Tunables
+from starter.config import TUNABLES, Tunables
 from starter.understand import Reading
 
 Tracks = dict[int, "Track"]
@@ -44,6 +44,7 @@ class Track:
 
 
 _TOKSET_CACHE: dict[str, frozenset[str]] = {}
+TOKEN_SET_CACHE_ENTRIES = TUNABLES.token_set_cache_entries
 
 
 def _tok_set(text: str) -> frozenset[str]:
@@ -51,7 +52,7 @@ def _tok_set(text: str) -> frozenset[str]:
     got = _TOKSET_CACHE.get(text)
     if got is None:
         got = frozenset(t for t in tokens(text) if t not in FILLER)
-        if len(_TOKSET_CACHE) < 200_000:
+        if len(_TOKSET_CACHE) < TOKEN_SET_CACHE_ENTRIES:
             _TOKSET_CACHE[text] = got
     return got
 

@@ -129,6 +129,10 @@ class Tunables:
     # this band of ratios price / X.  hand-set ("around 50" keeps $53.99, drops $90).
     people_budget_slack: float = 0.1
     people_around_band: tuple[float, float] = (0.6, 1.25)
+    # A people session answering "anything else?" with "no preference" is handed to the template
+    # path (replayed) only while everything said holds at most this many content words: a used-up
+    # template shopper says little; the replay of a word salad would cost seconds (bench_robustness).
+    handoff_max_words: int = 120
     # Before this turn show only the best product while the shopper still has more to say.
     people_insurance_turn: int = 4
     # Memo sizes (entries) of the IDF weight of a word set and of a text's word set.  A bound on

@@ -62,7 +62,8 @@ class TurnPipeline:
         turn_no = turn if isinstance(turn, int) and not isinstance(turn, bool) and 1 <= turn <= MAX_TURNS \
             else min(state.turn, MAX_TURNS)
         opening = self._open_free_text(state, reading) if state.pool is None and not reading.template else None
-        if state.people and reading.kind == "no_preference" and state.last_ask == "other":
+        if state.people and reading.kind == "no_preference" and state.last_ask == "other" \
+                and sum(len(r.keywords) for r in state.readings) <= cfg.handoff_max_words:
             self._leave_people(state)
         if state.people:
             return self._play_people(state, obs, reading, understanding, usage, turn_no, k_limit)

@@ -296,20 +296,20 @@ def main(argv: list[str] | None = None) -> int:
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     load_env_file()
+    found: list[Path] = []
     problems = []
     for resolve, given in ((resolve_catalog, args.catalog), (resolve_dataset, args.dataset)):
         try:
-            resolve(given)
+            found.append(resolve(given))
         except FileNotFoundError as exc:
             problems.append(str(exc))
-    if problems:
+    if problems:    # both files checked at once, and what to do said once
         print(missing_data_help(problems), file=sys.stderr)
         return 2
+    catalog_path, dataset_path = found
     try:
-        catalog_path = resolve_catalog(args.catalog)
-        dataset_path = resolve_dataset(args.dataset)
         modes = parse_modes(args.perturb)
-    except (FileNotFoundError, ValueError) as exc:
+    except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:

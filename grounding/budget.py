@@ -45,6 +45,17 @@ _MENTION_RE = re.compile(
     r"\s*\$?\s*" + _NUMBER + r"|\$\s*" + _NUMBER)
 
 
+# A free-text message that names a price: a `$` or currency word beside a number, or a budget
+# keyword before one ("under 40", "around $25", "between 20 and 40").
+_PRICE_MENTION_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:under|below|around|about|over|above|"
+                               r"less than|more than|up to|at most|max|budget|between)\s*\$?\d", re.I)
+
+
+def names_price(text: str) -> bool:
+    """Does the message name a price with a number (see `_PRICE_MENTION_RE`)?"""
+    return _PRICE_MENTION_RE.search(text) is not None
+
+
 @dataclass(frozen=True)
 class Budget:
     """A parsed budget: an upper bound, a lower bound, a target, or only a qualitative flag."""

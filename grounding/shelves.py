@@ -36,6 +36,8 @@ class ShelfMatcher:
         for key in self.keys:
             self.lower.setdefault(key.lower(), key)
         self.words: dict[str, frozenset[str]] = {k: frozenset(tokens(k)) or frozenset({k.lower()}) for k in self.keys}
+        # Each shelf name as its tokens in order ("tees blouses tunics"), for spotting it spelled out.
+        self.spelled: dict[str, str] = {k: " ".join(tokens(k)) for k in self.keys}
         self.by_word: dict[str, list[str]] = {}
         for key in self.keys:
             for tok in sorted(self.words[key]):

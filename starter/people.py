@@ -15,11 +15,10 @@ or is a person (this module).
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from grounding.audience import AUDIENCE_WORDS, shopper_audiences
-from grounding.budget import BUDGET_WORDS, PRICE_CUES, Budget, parse_budget
+from grounding.budget import BUDGET_WORDS, PRICE_CUES, Budget, names_price, parse_budget
 from grounding.shelves import ShelfMatcher
 from grounding.words import STOP, tokens
 from starter.catalog import CatalogIndex
@@ -36,16 +35,14 @@ would could should will might maybe please thanks thank hi hello hey do does did
 so too very just only even still like love loves liked idea prefer preferably ideally great nice good fine
 okay ok yes no not sure mostly usually always often wear wearing wears use using used
 """.split())
-_PRICE_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:under|below|around|about|over|above|less than|"
-                       r"more than|up to|at most|max|budget|between)\s*\$?\d", re.I)
 
 
 def is_quoting(reading: Reading, shelves: ShelfMatcher, tracks: Tracks, cfg: Tunables) -> bool:
     """Does a free-text opening quote the catalog (a shelf name spelled out, or a card value)?"""
     low = " " + " ".join(tokens(reading.text)) + " "
-    for key in shelves.keys:
-        words = " ".join(tokens(key))
-        if len(words) > 3 and f" {words} " in low and key.lower() in reading.text.lower():
+    text = reading.text.lower()
+    for key, words in shelves.spelled.items():
+        if len(words) > 3 and f" {words} " in low and key.lower() in text:
             return True
     best = max((t.evidence[-1] for t in tracks.values() if t.evidence), default=0.0)
     return best >= cfg.quoting_sim
@@ -59,7 +56,7 @@ def query_words(readings: list[Reading]) -> list[str]:
         if r.template:
             continue
         negated = set(r.negated)
-        budget_numbers = set(tokens(r.text)) if _PRICE_RE.search(r.text) else set()
+        budget_numbers = set(tokens(r.text)) if names_price(r.text) else set()
         for w in list(tokens(r.text)) + sorted(r.extra_tokens):
             if w in PEOPLE_STOP or w in negated or (len(w) < 2 and not w.isdigit()):
                 continue
@@ -89,7 +86,7 @@ def conversation_facts(readings: list[Reading]) -> Facts:
             continue
         audiences |= shopper_audiences(r.text)
         negated |= set(r.negated)
-        if _PRICE_RE.search(r.text) or set(tokens(r.text)) & PRICE_CUES:
+        if names_price(r.text) or set(tokens(r.text)) & PRICE_CUES:
             got = parse_budget(r.text)
             if got is not None:
                 budget = got
@@ -113,7 +110,7 @@ def budget_penalty(price: float | None, budget: Budget | None, cfg: Tunables) ->
     return 0.0
 
 
-def rank_people(index: CatalogIndex, readings: list[Reading], shown: set[int], cfg: Tunables
+def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, shown: set[int], cfg: Tunables
                 ) -> tuple[list[Ranked], dict[str, int]]:
     """Candidates by posterior probability (tie: popularity, then parent_asin), and the funnel."""
     words = query_words(readings)
@@ -123,7 +120,6 @@ def rank_people(index: CatalogIndex, readings: list[Reading], shown: set[int], c
         hits = [(i, 0.0) for i in index.popular[:cfg.people_candidates]]
         funnel["popularity_floor"] = len(hits)
     top = max(hits[0][1], 1e-9)
-    facts = conversation_facts(readings)
     products = index.products
     rows = []
     for i, s in hits:
@@ -148,9 +144,8 @@ def rank_people(index: CatalogIndex, readings: list[Reading], shown: set[int], c
 _AUDIENCE_LABEL = {"women": "women's", "men": "men's", "girls": "girls'", "boys": "boys'", "baby": "baby / toddler"}
 
 
-def understood(readings: list[Reading]) -> tuple[str, ...]:
+def understood(readings: list[Reading], facts: Facts) -> tuple[str, ...]:
     """What the agent understood so far, in a shopper's words: "women's · black · leather · under $80"."""
-    facts = conversation_facts(readings)
     out = [_AUDIENCE_LABEL[a] for a in ("women", "men", "girls", "boys", "baby") if a in facts.audiences]
     for r in readings:
         if not r.template:

@@ -62,8 +62,14 @@ def guess_shelves(shelves: ShelfMatcher, obs: Reading, cfg: Tunables, allow_exac
     return shelves.guess(phrase, obs.category is not None, cfg.fuzzy_shelves, cfg.fuzzy_shelf_min_score, allow_exact)
 
 
-def build_pool(index: CatalogIndex, shelves: ShelfMatcher, obs: Reading, cfg: Tunables) -> Pool:
-    """The opening's candidate pool."""
+def opening_words(obs: Reading) -> list[str]:
+    """The opening's content words: what its catalog-wide BM25 query asks for."""
+    return [t for t in tokens(obs.value_text or obs.text) if t not in FILLER]
+
+
+def build_pool(index: CatalogIndex, shelves: ShelfMatcher, obs: Reading, cfg: Tunables,
+               catalog_hits: list[tuple[int, float]] | None = None) -> Pool:
+    """The opening's candidate pool (`catalog_hits`: its BM25 query's answer, when already asked)."""
     guess = guess_shelves(shelves, obs, cfg)
     stages: dict[str, int] = {}
     if guess.exact is not None:
@@ -81,8 +87,9 @@ def build_pool(index: CatalogIndex, shelves: ShelfMatcher, obs: Reading, cfg: Tu
         for i in index.clues.get(obs.value_text, ()):
             seen.setdefault(i)
         stages["clue_catalog"] = len(seen)
-    words = [t for t in tokens(obs.value_text or obs.text) if t not in FILLER]
-    for i, _ in index.bm25(words, cfg.bm25_candidates):
+    if catalog_hits is None:
+        catalog_hits = index.bm25(opening_words(obs), cfg.bm25_candidates)
+    for i, _ in catalog_hits:
         seen.setdefault(i)
     stages["bm25_catalog"] = len(seen)
     if not seen:

@@ -12,7 +12,7 @@ from typing import Any
 from contest.card import classify
 from grounding import Gate
 from grounding.shelves import ShelfGuess
-from grounding.words import FILLER, MORE_OPTIONS_CUE, tokens
+from grounding.words import MORE_OPTIONS_CUE
 from starter import ask as ASK
 from starter import commit as COMMIT
 from starter import people as PEOPLE
@@ -90,9 +90,9 @@ class TurnPipeline:
                                  cfg.insurance_turn)
         count = min(decision.count, k_limit)
         shown = [r.idx for r in ranked[:count]]
+        recs = self._recommendations(ranked, count)
         worth_asking = questions and questions[0].value > cfg.min_question_value and questions[0].groups > 1
         ask = questions[0].attribute if worth_asking and turn_no < MAX_TURNS else None
-        recs = [{"parent_asin": index.products[i].pid, "score": round(ranked[j].prob, 6)} for j, i in enumerate(shown)]
         response = {"message": response_message(len(recs), ask), "ask_attribute": ask, "recommendations": recs,
                     "usage": dict(usage)}
         apply(state, ResponseSent(tuple(shown), ask, response))
@@ -117,14 +117,15 @@ class TurnPipeline:
         plain words (starter/people.py)."""
         cfg, index = self.cfg, self.index
         shown_before = set(state.doubtful) | set(state.excluded)
-        ranked, funnel = PEOPLE.rank_people(index, state.readings, shown_before, cfg)
+        facts = PEOPLE.conversation_facts(state.readings)
+        ranked, funnel = PEOPLE.rank_people(index, state.readings, facts, shown_before, cfg)
         # Asked to see more, or nothing left to say: the horizon DP picks how many to show.
         exhausted = (reading.kind == "no_attribute" and state.turn > 1) or bool(MORE_OPTIONS_CUE.search(reading.text))
         decision = COMMIT.decide([r.prob for r in ranked], turn_no, not exhausted, False, cfg.people_insurance_turn)
         count = min(decision.count, k_limit)
         shown = [r.idx for r in ranked[:count]]
         ask = "other" if turn_no < MAX_TURNS else None
-        recs = [{"parent_asin": index.products[i].pid, "score": round(ranked[j].prob, 6)} for j, i in enumerate(shown)]
+        recs = self._recommendations(ranked, count)
         response = {"message": people_message(len(recs), ask, len(state.asked)), "ask_attribute": ask,
                     "recommendations": recs, "usage": dict(usage)}
         apply(state, ResponseSent(tuple(shown), ask, response))
@@ -138,7 +139,7 @@ class TurnPipeline:
             accepted=tuple(accepted), rejected=tuple(rejected), state=_state_view(state), funnel=funnel,
             top=tuple(self._row(r, state) for r in ranked[:20]),
             commit=T.CommitView(count, decision.reason, decision.expected_value),
-            understood=PEOPLE.understood(state.readings),
+            understood=PEOPLE.understood(state.readings, facts),
             ask_attribute=ask, recommendations=tuple(r["parent_asin"] for r in recs))))
         return response
 
@@ -162,11 +163,10 @@ class TurnPipeline:
 
         Whether it quotes card values is judged on the opening's best BM25 matches (cheap); only a
         quoting opening pays for the template path's full pool."""
-        words = [t for t in tokens(reading.text) if t not in FILLER]
-        probe = [i for i, _ in self.index.bm25(words, self.cfg.bm25_candidates)]
-        probe_tracks, _ = RANK.open_tracks(self.index, probe, reading, {}, self.cfg)
+        hits = self.index.bm25(RETRIEVE.opening_words(reading), self.cfg.bm25_candidates)
+        probe_tracks, _ = RANK.open_tracks(self.index, [i for i, _ in hits], reading, {}, self.cfg)
         if PEOPLE.is_quoting(reading, self.shelves, probe_tracks, self.cfg):
-            pool = RETRIEVE.build_pool(self.index, self.shelves, reading, self.cfg)
+            pool = RETRIEVE.build_pool(self.index, self.shelves, reading, self.cfg, hits)
             tracks, scenario = RANK.open_tracks(self.index, pool.ids, reading, pool.shelf.scored, self.cfg)
             return pool, tracks, scenario
         apply(state, PoolOpened(RETRIEVE.Pool([], {}, ShelfGuess()), {}, "people", False, people=True))
@@ -267,9 +267,10 @@ class TurnPipeline:
         kept: list[Constraint] = []
         for v in parts:
             if v in clues:
-                kept.append(Constraint(attribute=classify(v), value=v, source="template", confidence=1.0,
+                attribute = classify(v)
+                kept.append(Constraint(attribute=attribute, value=v, source="template", confidence=1.0,
                                        turn=state.turn))
-                accepted.append(T.ConstraintRow(classify(v), v, "template", 1.0, turn=state.turn))
+                accepted.append(T.ConstraintRow(attribute, v, "template", 1.0, turn=state.turn))
             else:
                 rejected.append(T.RejectionRow(v, "not a clue of any catalog product"))
         apply(state, ConstraintsRecorded(tuple(kept)))
@@ -290,6 +291,10 @@ class TurnPipeline:
         if state.pool is not None:
             shelf = state.pool.shelf.exact or next(iter(state.pool.shelf.scored), None)
         return {"shelf": shelf, "known": [c.value for c in state.constraints][-6:], "asked": state.last_ask}
+
+    def _recommendations(self, ranked: list[RANK.Ranked], count: int) -> list[dict[str, Any]]:
+        """The contract's list: the first `count` candidates with their probabilities."""
+        return [{"parent_asin": self.index.products[r.idx].pid, "score": round(r.prob, 6)} for r in ranked[:count]]
 
     def _row(self, r: RANK.Ranked, state: SessionState) -> T.CandidateRow:
         p = self.index.products[r.idx]

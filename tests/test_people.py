@@ -40,6 +40,10 @@ def read(text: str, turn: int = 1, negated: tuple[str, ...] | None = None) -> Re
     return r if negated is None else dataclasses.replace(r, negated=negated)
 
 
+def rank(index: CatalogIndex, readings: list[Reading], shown: set[int]):
+    return PEOPLE.rank_people(index, readings, PEOPLE.conversation_facts(readings), shown, TUNABLES)
+
+
 def pids(index: CatalogIndex, ranked) -> list[str]:
     return [index.products[r.idx].pid for r in ranked]
 
@@ -76,16 +80,15 @@ def test_budget_is_a_soft_penalty_not_a_cliff(price, budget, penalised) -> None:
 
 def test_facts_reorder_the_candidates(people_catalog: Path) -> None:
     index = CatalogIndex(people_catalog, TUNABLES)
-    ranked, funnel = PEOPLE.rank_people(index, [read("black leather boots for my husband")], set(), TUNABLES)
+    ranked, funnel = rank(index, [read("black leather boots for my husband")], set())
     order = pids(index, ranked)
     assert order.index("M1") < order.index("W1") and funnel["fulltext"] > 0
-    ranked, _ = PEOPLE.rank_people(index, [read("ankle booties for my wife, not suede", negated=("suede",))],
-                                   set(), TUNABLES)
+    ranked, _ = rank(index, [read("ankle booties for my wife, not suede", negated=("suede",))], set())
     assert pids(index, ranked)[0] == "W1"
-    ranked, _ = PEOPLE.rank_people(index, [read("ankle booties for my wife, under 50 bucks")], set(), TUNABLES)
+    ranked, _ = rank(index, [read("ankle booties for my wife, under 50 bucks")], set())
     assert pids(index, ranked)[0] == "W2"
     shown = {index.by_pid["W2"]}
-    ranked, _ = PEOPLE.rank_people(index, [read("ankle booties for my wife, under 50 bucks")], shown, TUNABLES)
+    ranked, _ = rank(index, [read("ankle booties for my wife, under 50 bucks")], shown)
     assert pids(index, ranked)[0] != "W2"      # shown before and the session went on: not it
     assert abs(sum(r.prob for r in ranked) - 1) < 1e-9
 

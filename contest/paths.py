@@ -12,6 +12,13 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = PROJECT_ROOT.parent / "shared" / "techjam"
+# Where an agent may keep its built catalog index (a directory, or "off"); see starter/index_cache.py.
+INDEX_CACHE_ENV = "AGENT_INDEX_CACHE"
+
+
+def disable_index_cache() -> None:
+    """`--no-cache`: agents built by this process (and its workers) build their index afresh."""
+    os.environ[INDEX_CACHE_ENV] = "off"
 
 
 def load_env_file(path: Path | None = None) -> bool:

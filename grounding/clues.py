@@ -57,16 +57,21 @@ class ClueIndex:
         self.clue_list: list[str] = sorted(vocab.clues)
         postings: dict[str, list[int]] = {}
         mass: list[float] = []
+        weight: dict[str, float | None] = {}      # per word: its IDF when a content word, else None
+        words = vocab.clue_words
         for i, clue in enumerate(self.clue_list):
             m = 0.0
-            for t in set(tokens(clue)):
-                if is_content(t):
+            for t in words[clue]:
+                w = weight.get(t, -1.0)
+                if w == -1.0:
+                    w = weight[t] = vocab.idf_of(t) if is_content(t) else None
+                if w is not None:
                     lst = postings.get(t)
                     if lst is None:
                         postings[t] = [i]
                     else:
                         lst.append(i)
-                    m += vocab.idf_of(t)
+                    m += w
             mass.append(m)
         self.postings = postings
         self.clue_mass = mass

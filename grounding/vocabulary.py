@@ -11,6 +11,7 @@ class Vocabulary(Protocol):
     """Catalog vocabulary: card values (clues) with their products, word rarity, shelves."""
 
     clues: Mapping[str, Sequence[int]]      # card value -> product positions holding it
+    clue_words: Mapping[str, tuple[str, ...]]   # card value -> its distinct words, sorted
     shelf_sizes: Mapping[str, int]          # shelf key (coarse category) -> products on it
     default_idf: float                      # rarity of a word the catalog never uses
 

@@ -18,6 +18,7 @@ from contest.paths import load_env_file, resolve_catalog
 from grounding import Gate
 from starter.catalog import CatalogError, CatalogIndex
 from starter.config import GROUNDING, TOP_K, TUNABLES, Tunables
+from starter.index_cache import IndexCache
 from starter.model import LLMClient, LLMConfig
 from starter.parse import coerce_message
 from starter.replies import SAFE_MESSAGE, SAFE_QUESTION
@@ -34,16 +35,20 @@ log = logging.getLogger(__name__)
 class Agent:
     """Conversational shopping agent (offline, deterministic)."""
 
-    def __init__(self, catalog_path: str | None = None, tunables: Tunables | None = None) -> None:
+    def __init__(self, catalog_path: str | None = None, tunables: Tunables | None = None,
+                 index_cache: IndexCache | None | bool = True) -> None:
+        """`index_cache`: True (default) uses the on-disk cache of `AGENT_INDEX_CACHE` (or the
+        user cache directory; `off` disables it), False always builds, or an explicit `IndexCache`."""
         self.cfg = tunables or TUNABLES
         load_env_file()
+        cache = IndexCache.from_env() if index_cache is True else (index_cache or None)
         if catalog_path is None:
             try:
                 catalog_path = str(resolve_catalog(None))
             except FileNotFoundError as exc:
                 raise CatalogError(str(exc)) from None
         try:
-            self.index = CatalogIndex(catalog_path, self.cfg)
+            self.index = CatalogIndex(catalog_path, self.cfg, cache)
         except CatalogError:
             raise
         except (OSError, UnicodeDecodeError) as exc:

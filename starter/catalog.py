@@ -20,8 +20,10 @@ from contest.jsonl import field_text, iter_jsonl
 from grounding.audience import product_audiences
 from grounding.words import tokens
 from starter.config import Tunables
+from starter.index_cache import IndexCache
 
 log = logging.getLogger(__name__)
+_SEP = "\x1f"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +60,15 @@ def capped(row: dict, limit: int) -> dict:
             return {str(k)[:limit]: cut(x, depth + 1) for k, x in list(v.items())[:items]}
         return v
 
-    return {k: cut(v) for k, v in row.items()}
+    out: dict = {}
+    for k, v in row.items():     # the common shapes inline (cut() per string is most of a build's time)
+        if isinstance(v, str):
+            out[k] = v[:limit]
+        elif isinstance(v, list):
+            out[k] = [x[:limit] if isinstance(x, str) else cut(x, 1) for x in v[:items]]
+        else:
+            out[k] = cut(v)
+    return out
 
 
 def _num(value: object) -> float | None:
@@ -69,60 +79,137 @@ def _num(value: object) -> float | None:
     return None
 
 
+def _product(row: dict, pid: str, idx: int, types: dict[str, str]) -> Product:
+    """A catalog row as the agent keeps it; `types` memoises classify() (card values repeat)."""
+    hard, soft = split_card(card_values(row, limit=CARD_SIZE) or [card_title(row)])
+    constraints = tuple(hard + soft)
+    kinds = []
+    for v in constraints:
+        t = types.get(v)
+        if t is None:
+            t = types[v] = classify(v)
+        kinds.append(t)
+    rn = row.get("rating_number")
+    cats = row.get("categories") if isinstance(row.get("categories"), list) else []
+    return Product(
+        idx=idx, pid=pid, title=str(row.get("title") or ""),
+        shelf=coarse_category(row.get("categories") if isinstance(row.get("categories"), list) else None),
+        price=_num(row.get("price")),
+        rating_number=rn if isinstance(rn, int) and not isinstance(rn, bool) and rn > 0 else 0,
+        average_rating=_num(row.get("average_rating")) or 0.0,
+        constraints=constraints, types=tuple(kinds),
+        audience=product_audiences(str(row.get("title") or ""), cats),
+    )
+
+
+def _joined(values: tuple[str, ...] | list[str]) -> str:
+    """Values as one string for the cache.  Card values, words, types and audiences never hold the
+    separator (card values are whitespace-collapsed, and U+001F is whitespace); checked anyway."""
+    if any(_SEP in v for v in values):
+        raise CatalogError(f"a catalog value holds the separator U+001F: {values!r}")
+    return _SEP.join(values)
+
+
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(text.split(_SEP)) if text else ()
+
+
+def _load(db: sqlite3.Connection) -> tuple[list[Product], dict[str, tuple[str, ...]], dict[str, int]]:
+    """Products, clue words and word document frequencies from a cached index."""
+    rows = db.execute("SELECT idx, pid, title, shelf, price, rating_number, average_rating, constraints, types, "
+                      "audience FROM products ORDER BY idx").fetchall()
+    products = [Product(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _split(r[7]), _split(r[8]), frozenset(_split(r[9])))
+                for r in rows]
+    if any(p.idx != n for n, p in enumerate(products)):
+        raise sqlite3.DatabaseError("products table out of order")
+    clue_words = {c: _split(w) for c, w in db.execute("SELECT clue, words FROM clue_words")}
+    df = dict(db.execute("SELECT word, df FROM word_df"))
+    return products, clue_words, df
+
 class CatalogIndex:
     """Products, shelves, clue index, token index, BM25 and priors.
 
-    Implements `grounding.vocabulary.Vocabulary` (clues, shelf_sizes, idf_of).
+    Implements `grounding.vocabulary.Vocabulary` (clues, clue_words, shelf_sizes, idf_of).  Built
+    from the catalog file, or opened from `IndexCache` when a verified build of the same catalog,
+    code and tunables is there (`cache_state` says which); both give the same index.
     """
 
-    def __init__(self, catalog_path: str | Path, cfg: Tunables) -> None:
+    def __init__(self, catalog_path: str | Path, cfg: Tunables, cache: IndexCache | None = None) -> None:
         path = Path(catalog_path)
         if not path.is_file():
             raise CatalogError(f"catalog not found: {path} (set CATALOG_PATH or put catalog.jsonl in data/)")
         self.path = path
         self.cfg = cfg
-        self.products: list[Product] = []
-        self.by_pid: dict[str, int] = {}
-        self.shelves: dict[str, list[int]] = {}
-        self.clues: dict[str, list[int]] = {}
-        self._types: dict[str, str] = {}
         self._weights: dict[frozenset[str], float] = {}
         self._product_tokens: dict[int, frozenset[str]] = {}
-        self.db = sqlite3.connect(":memory:", check_same_thread=False)
-        self.db.execute(
+        key = cache.key(path, cfg) if cache is not None else None
+        opened = cache.open(key) if cache is not None and key is not None else None
+        if opened is not None:
+            self.db, manifest = opened
+            products, clue_words, df = _load(self.db)
+            counts = dict(manifest.get("row_counts") or {})
+            self.cache_state = "loaded"
+        else:
+            target = cache.writable_path(key) if cache is not None and key is not None else None
+            self.db = sqlite3.connect(str(target) if target else ":memory:", check_same_thread=False)
+            products, clue_words, df, counts = self._build(path)
+            self.cache_state = "memory"
+            if target is not None and cache is not None and key is not None:
+                self.db.commit()
+                stored = cache.publish(target, key, path, {"row_counts": counts, "products": len(products)})
+                self.cache_state = "built" if stored else "memory"
+        self._derive(products, clue_words, df)
+        odd = [f"skipped {n} rows {what}" for what, n in counts.items() if n and not what.startswith("loaded")]
+        odd += [f"{n} rows {what}" for what, n in counts.items()
+                if n and what.startswith("loaded") and what != "loaded without a numeric price"]
+        if odd:
+            log.warning("catalog %s: %s", path, "; ".join(odd))
+
+    def _build(self, path: Path) -> tuple[list[Product], dict[str, tuple[str, ...]], dict[str, int], dict[str, int]]:
+        """Read the catalog file into products, clue words, word document frequencies and row counts,
+        and into the SQLite tables (BM25, products, clue words, frequencies)."""
+        cfg = self.cfg
+        db = self.db
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute(
             "CREATE VIRTUAL TABLE docs USING fts5(title, categories, body, content='', "
             "tokenize='unicode61 remove_diacritics 2')"
         )
         # Every field of the product, porter-stemmed: what people describe ("sneakers", "pajamas").
-        self.db.execute(
+        db.execute(
             "CREATE VIRTUAL TABLE full USING fts5(title, categories, features, details, store, description, "
             "content='', tokenize='porter unicode61 remove_diacritics 2')"
         )
-        full: list[tuple] = []
+        products: list[Product] = []
+        seen: set[str] = set()
+        types: dict[str, str] = {}
         counts = {"without a usable parent_asin": 0, "with a duplicate parent_asin": 0,
                   "loaded without a title": 0, "loaded without categories": 0, "loaded without a numeric price": 0}
         batch: list[tuple] = []
+        full: list[tuple] = []
         try:
             for row in iter_jsonl(path):
                 pid = row.get("parent_asin")
                 if not isinstance(pid, str) or not pid.strip():
                     counts["without a usable parent_asin"] += 1
                     continue
-                if pid in self.by_pid:
+                if pid in seen:
                     counts["with a duplicate parent_asin"] += 1
                     continue
+                seen.add(pid)
                 row = capped(row, cfg.max_field_chars)
                 counts["loaded without a title"] += not (isinstance(row.get("title"), str) and row["title"].strip())
                 counts["loaded without categories"] += not (isinstance(row.get("categories"), list)
                                                             and row["categories"])
                 counts["loaded without a numeric price"] += _num(row.get("price")) is None
-                self._add(row, pid)
-                p = self.products[-1]
+                p = _product(row, pid, len(products), types)
+                products.append(p)
                 # BM25 sees what a shopper names: the title, the category path,
                 # the card values and the store (not the long marketing text).
-                batch.append((p.idx, p.title, field_text(row.get("categories")),
-                              " ".join(p.constraints) + " " + str(row.get("store") or "")))
-                full.append((p.idx, p.title, field_text(row.get("categories")), field_text(row.get("features")),
+                categories = field_text(row.get("categories"))
+                batch.append((p.idx, p.title, categories, " ".join(p.constraints) + " " + str(row.get("store") or "")))
+                full.append((p.idx, p.title, categories, field_text(row.get("features")),
                              field_text(row.get("details")), field_text(row.get("store")),
                              field_text(row.get("description"))))
                 if len(batch) >= 5000:
@@ -131,26 +218,52 @@ class CatalogIndex:
             raise CatalogError(f"malformed catalog: {exc}") from None
         if batch:
             self._flush(batch, full)
-        if not self.products:
+        if not products:
             raise CatalogError(f"{path}: no product with a parent_asin")
-        odd = [f"skipped {n} rows {what}" for what, n in counts.items() if n and not what.startswith("loaded")]
-        odd += [f"{n} rows {what}" for what, n in counts.items()
-                if n and what.startswith("loaded") and what != "loaded without a numeric price"]
-        if odd:
-            log.warning("catalog %s: %s", path, "; ".join(odd))
-        for ids in self.shelves.values():
-            ids.sort(key=lambda i: (-self.products[i].rating_number, self.products[i].pid))
+        clue_words: dict[str, tuple[str, ...]] = {}
+        df: dict[str, int] = {}       # products whose card values hold the word, for rarity weighting
+        for p in products:
+            for v in dict.fromkeys(p.constraints):
+                words = clue_words.get(v)
+                if words is None:
+                    words = clue_words[v] = tuple(sorted(set(tokens(v))))
+                for tok in words:
+                    df[tok] = df.get(tok, 0) + 1
+        db.execute("CREATE TABLE products (idx INTEGER PRIMARY KEY, pid TEXT, title TEXT, shelf TEXT, price REAL, "
+                   "rating_number INTEGER, average_rating REAL, constraints TEXT, types TEXT, audience TEXT)")
+        db.executemany("INSERT INTO products VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       ((p.idx, p.pid, p.title, p.shelf, p.price, p.rating_number, p.average_rating,
+                         _joined(p.constraints), _joined(p.types), _joined(sorted(p.audience)))
+                        for p in products))
+        db.execute("CREATE TABLE clue_words (clue TEXT PRIMARY KEY, words TEXT)")
+        db.executemany("INSERT INTO clue_words VALUES (?, ?)", ((c, _joined(w)) for c, w in clue_words.items()))
+        db.execute("CREATE TABLE word_df (word TEXT PRIMARY KEY, df INTEGER)")
+        db.executemany("INSERT INTO word_df VALUES (?, ?)", df.items())
+        return products, clue_words, df, counts
+
+    def _derive(self, products: list[Product], clue_words: dict[str, tuple[str, ...]], df: dict[str, int]) -> None:
+        """Everything computed from the products (and the words' document frequencies `df`):
+        lookups, shelves, clue postings, priors, rarity."""
+        self.products = products
+        self.by_pid: dict[str, int] = {p.pid: p.idx for p in products}
+        keys = [(-p.rating_number, p.pid) for p in products]
+        self.popular: list[int] = sorted(range(len(products)), key=keys.__getitem__)
+        # Shelves list their products most reviewed first (tie: parent_asin), as `popular` does;
+        # the shelves themselves in order of their first product in the catalog.
+        first: dict[str, int] = {}
+        for p in products:
+            first.setdefault(p.shelf, p.idx)
+        self.shelves: dict[str, list[int]] = {s: [] for s in first}
+        for i in self.popular:
+            self.shelves[products[i].shelf].append(i)
         self.shelf_sizes: dict[str, int] = {k: len(v) for k, v in self.shelves.items()}
-        prior_alpha = cfg.prior_alpha
-        self.popular: list[int] = sorted(range(len(self.products)),
-                                         key=lambda i: (-self.products[i].rating_number, self.products[i].pid))
-        self.log_prior: list[float] = [prior_alpha * math.log1p(p.rating_number) for p in self.products]
-        # Document frequency of value tokens, for rarity weighting of soft evidence.
-        df: dict[str, int] = {}
-        for value, ids in self.clues.items():
-            for tok in set(tokens(value)):
-                df[tok] = df.get(tok, 0) + len(ids)
-        n = len(self.products)
+        self.clues: dict[str, list[int]] = {}
+        for p in products:
+            for v in dict.fromkeys(p.constraints):
+                self.clues.setdefault(v, []).append(p.idx)
+        self.clue_words: dict[str, tuple[str, ...]] = clue_words
+        self.log_prior: list[float] = [self.cfg.prior_alpha * math.log1p(p.rating_number) for p in products]
+        n = len(products)
         self.idf: dict[str, float] = {t: math.log(1.0 + n / (1.0 + c)) for t, c in df.items()}
         self.default_idf = math.log(1.0 + n)
 
@@ -160,33 +273,6 @@ class CatalogIndex:
                             "VALUES (?,?,?,?,?,?,?)", full)
         batch.clear()
         full.clear()
-
-    def _classify(self, value: str) -> str:
-        """classify() with a cache: card values repeat a lot across products."""
-        t = self._types.get(value)
-        if t is None:
-            t = self._types[value] = classify(value)
-        return t
-
-    def _add(self, row: dict, pid: str) -> None:
-        hard, soft = split_card(card_values(row, limit=CARD_SIZE) or [card_title(row)])
-        constraints = tuple(hard + soft)
-        rn = row.get("rating_number")
-        cats = row.get("categories") if isinstance(row.get("categories"), list) else []
-        p = Product(
-            idx=len(self.products), pid=pid, title=str(row.get("title") or ""),
-            shelf=coarse_category(row.get("categories") if isinstance(row.get("categories"), list) else None),
-            price=_num(row.get("price")),
-            rating_number=rn if isinstance(rn, int) and not isinstance(rn, bool) and rn > 0 else 0,
-            average_rating=_num(row.get("average_rating")) or 0.0,
-            constraints=constraints, types=tuple(self._classify(v) for v in constraints),
-            audience=product_audiences(str(row.get("title") or ""), cats),
-        )
-        self.products.append(p)
-        self.by_pid[pid] = p.idx
-        self.shelves.setdefault(p.shelf, []).append(p.idx)
-        for v in dict.fromkeys(constraints):
-            self.clues.setdefault(v, []).append(p.idx)
 
     # ---- lookups ---------------------------------------------------------------
     def idf_of(self, tok: str) -> float:

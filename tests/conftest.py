@@ -33,6 +33,19 @@ SMALL_PRODUCTS = [
 ]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _index_cache_dir(tmp_path_factory: pytest.TempPathFactory):
+    """Tests keep built indexes in a directory of their own, never the user's cache."""
+    import os
+    old = os.environ.get("AGENT_INDEX_CACHE")
+    os.environ["AGENT_INDEX_CACHE"] = str(tmp_path_factory.mktemp("index-cache"))
+    yield
+    if old is None:
+        os.environ.pop("AGENT_INDEX_CACHE", None)
+    else:
+        os.environ["AGENT_INDEX_CACHE"] = old
+
+
 @pytest.fixture()
 def small_catalog(tmp_path: Path) -> Path:
     path = tmp_path / "catalog.jsonl"

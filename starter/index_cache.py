@@ -1,0 +1,178 @@
+"""The on-disk index cache: build the catalog index once, open it in a second.
+
+A built index is one SQLite file (the BM25 tables, the products and the
+words of every card value) plus a small JSON manifest beside it.  Its name is
+a key made of the catalog file's content hash, `INDEX_FORMAT`, a fingerprint
+of the code that shapes the index and the tunables that do; so a catalog
+edited in place, a new release of the card rules or another
+`max_field_chars` simply looks for another file.  A file whose manifest does
+not match (wrong key, wrong size, wrong SHA-256: truncated, corrupt, half
+written) is never opened: the index is rebuilt and the entry replaced.  No
+pickle: SQLite tables and JSON only.
+
+Location: `AGENT_INDEX_CACHE` (a directory; `off` disables the cache), else
+`$XDG_CACHE_HOME/techjam-shopper/index`, else `~/.cache/techjam-shopper/index`.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from contest.paths import INDEX_CACHE_ENV
+
+log = logging.getLogger(__name__)
+
+# Bump when the layout of the cache file changes.
+INDEX_FORMAT = 1
+# Modules whose code decides what the index holds: a change to any of them is a new key.
+INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.words", "starter.catalog",
+              "starter.index_cache")
+# Tunables read while building (the others are applied at query or load time).
+INDEX_TUNABLES = ("max_field_chars",)
+OFF_VALUES = frozenset({"off", "0", "no", "false", "none"})
+_CHUNK = 1 << 20
+
+
+def default_cache_dir() -> Path | None:
+    """Where built indexes live, or None when `AGENT_INDEX_CACHE=off`."""
+    raw = os.environ.get(INDEX_CACHE_ENV, "").strip()
+    if raw.lower() in OFF_VALUES:
+        return None
+    if raw:
+        return Path(raw).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    return (Path(base) if base else Path.home() / ".cache") / "techjam-shopper" / "index"
+
+
+def file_sha256(path: Path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def code_fingerprint() -> str:
+    """SHA-256 over the source of the modules that shape the index (`INDEX_CODE`)."""
+    h = hashlib.sha256()
+    for name in INDEX_CODE:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        h.update(name.encode())
+        h.update(Path(origin).read_bytes() if origin and Path(origin).is_file() else b"?")
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """What a cached index was built from."""
+
+    catalog_sha256: str
+    catalog_bytes: int
+    code: str
+    tunables: tuple[tuple[str, object], ...]
+    format: int = INDEX_FORMAT
+
+    @property
+    def digest(self) -> str:
+        blob = json.dumps([self.format, self.catalog_sha256, self.catalog_bytes, self.code,
+                           [list(t) for t in self.tunables]], sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def as_dict(self) -> dict:
+        return {"format": self.format, "catalog_sha256": self.catalog_sha256, "catalog_bytes": self.catalog_bytes,
+                "code": self.code, "tunables": [list(t) for t in self.tunables], "digest": self.digest}
+
+
+class IndexCache:
+    """One directory of built indexes."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+
+    @classmethod
+    def from_env(cls) -> "IndexCache | None":
+        d = default_cache_dir()
+        return cls(d) if d is not None else None
+
+    def key(self, catalog: Path, cfg: object) -> CacheKey:
+        return CacheKey(catalog_sha256=file_sha256(catalog), catalog_bytes=catalog.stat().st_size,
+                        code=code_fingerprint(), tunables=tuple((n, getattr(cfg, n)) for n in INDEX_TUNABLES))
+
+    def paths(self, key: CacheKey) -> tuple[Path, Path]:
+        stem = self.directory / f"index-{key.digest[:32]}"
+        return stem.with_suffix(".sqlite"), stem.with_suffix(".json")
+
+    def open(self, key: CacheKey) -> tuple[sqlite3.Connection, dict] | None:
+        """The verified cached index for `key` (read-only connection, manifest), or None."""
+        db_path, manifest_path = self.paths(key)
+        if not manifest_path.is_file() and not db_path.is_file():
+            return None
+        why = None
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            if not isinstance(manifest, dict) or manifest.get("key") != key.as_dict():
+                why = "its manifest is for another catalog, code or format"
+            elif db_path.stat().st_size != manifest.get("db_bytes"):
+                why = "its file has the wrong size (truncated?)"
+            elif file_sha256(db_path) != manifest.get("db_sha256"):
+                why = "its file's checksum does not match (corrupt?)"
+        except (OSError, ValueError) as exc:
+            why = f"it cannot be read ({exc.__class__.__name__}: {exc})"
+        if why is None:
+            try:
+                db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
+                db.execute(f"PRAGMA mmap_size={manifest['db_bytes'] + _CHUNK}")
+                db.execute("SELECT COUNT(*) FROM products").fetchone()
+                return db, manifest
+            except sqlite3.Error as exc:
+                why = f"SQLite refused it ({exc})"
+        log.warning("index cache %s not used: %s; rebuilding", db_path, why)
+        return None
+
+    def writable_path(self, key: CacheKey) -> Path | None:
+        """A fresh temporary file to build into, or None when the directory is not writable."""
+        db_path, _ = self.paths(key)
+        tmp = db_path.with_name(f"{db_path.stem}.{os.getpid()}.tmp")
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            tmp.unlink(missing_ok=True)
+            return tmp
+        except OSError as exc:
+            log.warning("index cache %s is not writable (%s); the index is built in memory", self.directory, exc)
+            return None
+
+    def publish(self, tmp: Path, key: CacheKey, catalog: Path, extra: dict) -> Path | None:
+        """Move a finished build into place (file, then manifest: a reader never sees a half),
+        remove entries built from older versions of the same catalog path; the final path."""
+        db_path, manifest_path = self.paths(key)
+        try:
+            manifest = {"key": key.as_dict(), "catalog": str(catalog.resolve()), "db_bytes": tmp.stat().st_size,
+                        "db_sha256": file_sha256(tmp), **extra}
+            os.replace(tmp, db_path)
+            part = manifest_path.with_name(f"{manifest_path.name}.{os.getpid()}.tmp")
+            part.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+            os.replace(part, manifest_path)
+        except OSError as exc:
+            log.warning("index cache %s: could not store the index (%s)", self.directory, exc)
+            tmp.unlink(missing_ok=True)
+            return None
+        self._prune(catalog, keep=manifest_path)
+        return db_path
+
+    def _prune(self, catalog: Path, keep: Path) -> None:
+        """Drop stale entries of this catalog path (the catalog changed, or the code did)."""
+        target = str(catalog.resolve())
+        for other in sorted(self.directory.glob("index-*.json")):
+            if other == keep:
+                continue
+            try:
+                if json.loads(other.read_text(encoding="utf-8")).get("catalog") != target:
+                    continue
+                other.with_suffix(".sqlite").unlink(missing_ok=True)
+                other.unlink(missing_ok=True)
+            except (OSError, ValueError):
+                continue

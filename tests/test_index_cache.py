@@ -1,0 +1,154 @@
+"""The on-disk index cache: a hit gives the same index as a build; anything odd is rebuilt."""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from starter.catalog import CatalogIndex
+from starter.config import TUNABLES
+from starter.index_cache import IndexCache, default_cache_dir
+from tests.conftest import SMALL_PRODUCTS
+
+
+def _snapshot(ix: CatalogIndex) -> dict:
+    """Everything the agent reads from an index, for comparison."""
+    return {
+        "products": ix.products, "by_pid": ix.by_pid, "shelves": ix.shelves, "shelf_sizes": ix.shelf_sizes,
+        "clues": ix.clues, "clue_words": ix.clue_words, "idf": ix.idf, "default_idf": ix.default_idf,
+        "popular": ix.popular, "log_prior": ix.log_prior,
+        "bm25": ix.bm25(["cotton", "tee", "black", "boot"], 10),
+        "bm25_shelf": ix.bm25(["leather"], 5, shelf=ix.products[0].shelf),
+        "fulltext": ix.fulltext(["boots", "waterproof", "cottons"], 10),
+    }
+
+
+def _files(d: Path) -> list[str]:
+    return sorted(p.name for p in d.iterdir())
+
+
+def test_second_build_loads_the_same_index(small_catalog: Path, tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path / "c")
+    first = CatalogIndex(small_catalog, TUNABLES, cache)
+    second = CatalogIndex(small_catalog, TUNABLES, cache)
+    plain = CatalogIndex(small_catalog, TUNABLES, None)
+    assert (first.cache_state, second.cache_state, plain.cache_state) == ("built", "loaded", "memory")
+    assert _snapshot(first) == _snapshot(second) == _snapshot(plain)
+    assert len([n for n in _files(tmp_path / "c") if n.endswith(".sqlite")]) == 1
+
+
+def test_proxy_catalog_hit_equals_build(proxy_catalog: Path, tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path / "c")
+    built = CatalogIndex(proxy_catalog, TUNABLES, cache)
+    loaded = CatalogIndex(proxy_catalog, TUNABLES, cache)
+    assert (built.cache_state, loaded.cache_state) == ("built", "loaded")
+    assert _snapshot(built) == _snapshot(loaded)
+
+
+def test_catalog_edited_in_place_is_rebuilt_and_old_entry_dropped(small_catalog: Path, tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path / "c")
+    CatalogIndex(small_catalog, TUNABLES, cache)
+    before = _files(tmp_path / "c")
+    rows = [dict(p) for p in SMALL_PRODUCTS]
+    rows[0]["title"] = "Plain cotton tee crimson"
+    small_catalog.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    again = CatalogIndex(small_catalog, TUNABLES, cache)
+    assert again.cache_state == "built"
+    assert again.products[0].title == "Plain cotton tee crimson"
+    after = _files(tmp_path / "c")
+    assert len(after) == 2 and set(after).isdisjoint(before)   # the stale pair is gone
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "manifest_garbage", "manifest_other_key", "no_db"])
+def test_damaged_cache_is_never_trusted(small_catalog: Path, tmp_path: Path, damage: str,
+                                        caplog: pytest.LogCaptureFixture) -> None:
+    cache = IndexCache(tmp_path / "c")
+    good = _snapshot(CatalogIndex(small_catalog, TUNABLES, cache))
+    db_path, manifest_path = cache.paths(cache.key(small_catalog, TUNABLES))
+    data = db_path.read_bytes()
+    if damage == "truncate":
+        db_path.write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        db_path.write_bytes(data[:-100] + bytes([data[-100] ^ 0xFF]) + data[-99:])
+    elif damage == "manifest_garbage":
+        manifest_path.write_text("{not json", encoding="utf-8")
+    elif damage == "manifest_other_key":
+        m = json.loads(manifest_path.read_text(encoding="utf-8"))
+        m["key"]["catalog_sha256"] = "0" * 64
+        manifest_path.write_text(json.dumps(m), encoding="utf-8")
+    else:
+        db_path.unlink()
+    with caplog.at_level(logging.WARNING, logger="starter.index_cache"):
+        again = CatalogIndex(small_catalog, TUNABLES, cache)
+    assert again.cache_state == "built"
+    assert "rebuilding" in caplog.text
+    assert _snapshot(again) == good
+    assert CatalogIndex(small_catalog, TUNABLES, cache).cache_state == "loaded"   # the entry was repaired
+
+
+def test_index_tunables_and_code_are_part_of_the_key(small_catalog: Path, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    cache = IndexCache(tmp_path / "c")
+    base = cache.key(small_catalog, TUNABLES)
+    assert cache.key(small_catalog, replace(TUNABLES, max_field_chars=500)).digest != base.digest
+    assert cache.key(small_catalog, replace(TUNABLES, prior_alpha=0.9)).digest == base.digest  # read at load
+    assert replace(base, code="x" * 64).digest != base.digest
+    assert replace(base, format=base.format + 1).digest != base.digest
+
+
+def test_environment_chooses_or_disables_the_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("AGENT_INDEX_CACHE", "off")
+    assert default_cache_dir() is None and IndexCache.from_env() is None
+    monkeypatch.setenv("AGENT_INDEX_CACHE", str(tmp_path / "x"))
+    assert default_cache_dir() == tmp_path / "x"
+    monkeypatch.delenv("AGENT_INDEX_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert default_cache_dir() == tmp_path / "xdg" / "techjam-shopper" / "index"
+
+
+def test_agent_with_cache_off_writes_nothing(small_catalog: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from starter.agent import Agent
+
+    monkeypatch.setenv("AGENT_INDEX_CACHE", "off")
+    agent = Agent(str(small_catalog))
+    assert agent.index.cache_state == "memory"
+    monkeypatch.setenv("AGENT_INDEX_CACHE", str(tmp_path / "c"))
+    assert Agent(str(small_catalog)).index.cache_state == "built"
+    assert Agent(str(small_catalog)).index.cache_state == "loaded"
+    assert Agent(str(small_catalog), index_cache=False).index.cache_state == "memory"
+
+
+def test_unwritable_cache_directory_builds_in_memory(small_catalog: Path, tmp_path: Path,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="starter.index_cache"):
+        ix = CatalogIndex(small_catalog, TUNABLES, IndexCache(blocker / "sub"))
+    assert ix.cache_state == "memory" and "not writable" in caplog.text
+    assert ix.bm25(["cotton"], 3)
+
+
+def test_warm_load_repeats_the_row_warnings(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "cat.jsonl"
+    rows = [dict(p) for p in SMALL_PRODUCTS] + [{"title": "no id"}, dict(SMALL_PRODUCTS[0])]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    cache = IndexCache(tmp_path / "c")
+    with caplog.at_level(logging.WARNING, logger="starter.catalog"):
+        CatalogIndex(path, TUNABLES, cache)
+        cold = caplog.text
+        caplog.clear()
+        assert CatalogIndex(path, TUNABLES, cache).cache_state == "loaded"
+    assert "skipped 1 rows without a usable parent_asin" in cold and "1 rows with a duplicate" in cold
+    assert "skipped 1 rows without a usable parent_asin" in caplog.text
+
+
+def test_no_cache_flag_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contest.paths import disable_index_cache
+
+    monkeypatch.setenv("AGENT_INDEX_CACHE", "/somewhere")
+    disable_index_cache()
+    assert default_cache_dir() is None

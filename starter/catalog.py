@@ -115,15 +115,31 @@ def _split(text: str) -> tuple[str, ...]:
 
 
 def _load(db: sqlite3.Connection) -> tuple[list[Product], dict[str, tuple[str, ...]], dict[str, int]]:
-    """Products, clue words and word document frequencies from a cached index."""
-    rows = db.execute("SELECT idx, pid, title, shelf, price, rating_number, average_rating, constraints, types, "
-                      "audience FROM products ORDER BY idx").fetchall()
-    products = [Product(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _split(r[7]), _split(r[8]), frozenset(_split(r[9])))
-                for r in rows]
-    if any(p.idx != n for n, p in enumerate(products)):
-        raise sqlite3.DatabaseError("products table out of order")
+    """Products, clue words and word document frequencies from a cached index.
+
+    Streamed row by row; a card value, shelf, type list or audience set that many products share
+    is one object (as a million-row catalog would not fit otherwise)."""
     clue_words = {c: _split(w) for c, w in db.execute("SELECT clue, words FROM clue_words")}
     df = dict(db.execute("SELECT word, df FROM word_df"))
+    value = {c: c for c in clue_words}.get
+    shared: dict[str, object] = {}
+    products: list[Product] = []
+    append = products.append
+    for idx, pid, title, shelf, price, rn, ar, cons, kinds, aud in db.execute(
+            "SELECT idx, pid, title, shelf, price, rating_number, average_rating, constraints, types, audience "
+            "FROM products ORDER BY idx"):
+        if idx != len(products):
+            raise sqlite3.DatabaseError("products table out of order")
+        k = shared.get(kinds)
+        if k is None:
+            k = shared[kinds] = _split(kinds)
+        a = shared.get("\x1e" + aud)
+        if a is None:
+            a = shared["\x1e" + aud] = frozenset(_split(aud))
+        sh = shared.get("\x1d" + shelf)
+        if sh is None:
+            sh = shared["\x1d" + shelf] = shelf
+        append(Product(idx, pid, title, sh, price, rn, ar, tuple(value(v, v) for v in _split(cons)), k, a))
     return products, clue_words, df
 
 class CatalogIndex:

@@ -1,0 +1,151 @@
+"""Side-by-side `respond` latency of two checkouts: `python -m scripts.bench_turn --base B --new N`.
+
+Each round starts one worker process per checkout (its own agent, built from
+that checkout's code, on the same catalog) and plays every session of the
+dataset with the evaluator's own `run_session` (one worker, as
+`scripts.bench` does), alternating between the two checkouts session by
+session (who goes first alternates too), so machine load falls on both
+alike.  Only one worker runs at a time.  A fresh pair of processes each round
+keeps every pass a first pass, as in a contest run (no memo is warmed by an
+earlier round).  Prints median / p95 / max of every `respond` call for each
+checkout, per round and pooled, the ratios base / new, and whether the two
+checkouts' sessions were identical (transcripts without latency).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _worker(repo: str, dataset: str | None, catalog: str | None) -> None:
+    """Serve sessions on stdin/stdout: a line with a session index in, its latencies and transcript out."""
+    sys.path.insert(0, repo)
+    from evaluator.data import load_catalog_view, read_jsonl, resolve_catalog, resolve_dataset
+    from evaluator.local_evaluator import run_session
+    from starter.agent import Agent
+
+    catalog_path = resolve_catalog(catalog)
+    rows = read_jsonl(resolve_dataset(dataset))
+    view = load_catalog_view(catalog_path, {r["ground_truth"]["parent_asin"] for r in rows})
+    agent = Agent(str(catalog_path))
+    out = sys.stdout
+    out.write(json.dumps({"ready": len(rows)}) + "\n")
+    out.flush()
+    for line in sys.stdin:
+        i = int(line)
+        rec = run_session(agent, rows[i], i, view, transcripts=True)
+        latencies = rec.pop("_latencies")
+        for t in rec["transcript"]:
+            t.pop("latency_ms")
+        out.write(json.dumps({"latencies": latencies, "record": rec}, sort_keys=True) + "\n")
+        out.flush()
+
+
+class Worker:
+    """One checkout's agent in its own process."""
+
+    def __init__(self, repo: Path, dataset: str | None, catalog: str | None) -> None:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(repo)]
+        if dataset:
+            cmd += ["--dataset", dataset]
+        if catalog:
+            cmd += ["--catalog", catalog]
+        env = dict(os.environ, PYTHONPATH=str(repo))
+        self.proc = subprocess.Popen(cmd, cwd=repo, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     text=True, bufsize=1)
+
+    def ready(self) -> int:
+        return int(self._read()["ready"])
+
+    def play(self, i: int) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(f"{i}\n")
+        self.proc.stdin.flush()
+        return self._read()
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait()
+
+    def _read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError("worker ended early")
+        return json.loads(line)
+
+
+def _stats(xs: list[float]) -> tuple[float, float, float]:
+    s = sorted(xs)
+    return statistics.median(s), s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))], s[-1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scripts.bench_turn", description=__doc__)
+    ap.add_argument("--base", default="/work/speedbase")
+    ap.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--dataset")
+    ap.add_argument("--catalog")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        _worker(args.worker, args.dataset, args.catalog)
+        return 0
+
+    names = ("base", "new")
+    repos = {"base": Path(args.base).resolve(), "new": Path(args.new).resolve()}
+    pooled: dict[str, list[float]] = {n: [] for n in names}
+    differing: set[int] = set()
+    lines = [f"base {repos['base']}", f"new  {repos['new']}",
+             f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; rounds {args.rounds}; "
+             f"dataset {args.dataset or 'public set'}"]
+    print("\n".join(lines), flush=True)
+    for rnd in range(1, args.rounds + 1):
+        workers = {n: Worker(repos[n], args.dataset, args.catalog) for n in names}   # built in parallel
+        sessions = {n: workers[n].ready() for n in names}
+        assert sessions["base"] == sessions["new"], sessions
+        this: dict[str, list[float]] = {n: [] for n in names}
+        t0 = time.perf_counter()
+        for i in range(sessions["base"]):
+            order = names if (i + rnd) % 2 == 0 else names[::-1]
+            got = {n: workers[n].play(i) for n in order}
+            for n in names:
+                this[n] += got[n]["latencies"]
+            if got["base"]["record"] != got["new"]["record"]:
+                differing.add(i)
+        for w in workers.values():
+            w.close()
+        for n in names:
+            pooled[n] += this[n]
+        row = [f"round {rnd} ({time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.2f}):"]
+        for n in names:
+            med, p95, mx = _stats(this[n])
+            row.append(f"{n} median {med:.3f} p95 {p95:.3f} max {mx:.1f} ms;")
+        b, m = _stats(this["base"]), _stats(this["new"])
+        row.append(f"ratio median {b[0] / m[0]:.2f}x p95 {b[1] / m[1]:.2f}x")
+        lines.append(" ".join(row))
+        print(lines[-1], flush=True)
+    lines.append(f"pooled over {args.rounds} rounds ({len(pooled['base'])} respond calls each):")
+    for n in names:
+        med, p95, mx = _stats(pooled[n])
+        lines.append(f"  {n:<4} median {med:.3f} ms  p95 {p95:.3f} ms  max {mx:.1f} ms  "
+                     f"mean {statistics.fmean(pooled[n]):.3f} ms")
+    b, m = _stats(pooled["base"]), _stats(pooled["new"])
+    lines.append(f"  ratio base/new: median {b[0] / m[0]:.2f}x  p95 {b[1] / m[1]:.2f}x  max {b[2] / m[2]:.2f}x")
+    lines.append("  sessions identical (transcripts without latency): "
+                 + ("all" if not differing else f"NO, {len(differing)} differ: {sorted(differing)[:20]}"))
+    print("\n".join(lines[-4:]))
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

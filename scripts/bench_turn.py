@@ -35,16 +35,28 @@ def _worker(repo: str, dataset: str | None, catalog: str | None) -> None:
     rows = read_jsonl(resolve_dataset(dataset))
     view = load_catalog_view(catalog_path, {r["ground_truth"]["parent_asin"] for r in rows})
     agent = Agent(str(catalog_path))
+    cpu: list[float] = []
+    respond = agent.respond
+
+    def timed(*args: Any) -> Any:
+        t0 = time.thread_time()
+        try:
+            return respond(*args)
+        finally:
+            cpu.append((time.thread_time() - t0) * 1000.0)
+
+    agent.respond = timed      # CPU time of the same calls (the evaluator's figure is wall time)
     out = sys.stdout
     out.write(json.dumps({"ready": len(rows)}) + "\n")
     out.flush()
     for line in sys.stdin:
         i = int(line)
+        cpu.clear()
         rec = run_session(agent, rows[i], i, view, transcripts=True)
         latencies = rec.pop("_latencies")
         for t in rec["transcript"]:
             t.pop("latency_ms")
-        out.write(json.dumps({"latencies": latencies, "record": rec}, sort_keys=True) + "\n")
+        out.write(json.dumps({"latencies": latencies, "cpu": cpu, "record": rec}, sort_keys=True) + "\n")
         out.flush()
 
 
@@ -88,6 +100,19 @@ def _stats(xs: list[float]) -> tuple[float, float, float]:
     return statistics.median(s), s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))], s[-1]
 
 
+def _compare(label: str, base: list[float], new: list[float]) -> list[str]:
+    """Lines: each checkout's median / p95 / max / mean and the ratios base / new."""
+    out = []
+    for n, xs in (("base", base), ("new", new)):
+        med, p95, mx = _stats(xs)
+        out.append(f"  {label} {n:<4} median {med:.3f} ms  p95 {p95:.3f} ms  max {mx:.1f} ms  "
+                   f"mean {statistics.fmean(xs):.3f} ms")
+    b, m = _stats(base), _stats(new)
+    out.append(f"  {label} ratio base/new: median {b[0] / m[0]:.2f}x  p95 {b[1] / m[1]:.2f}x  max {b[2] / m[2]:.2f}x  "
+               f"mean {statistics.fmean(base) / statistics.fmean(new):.2f}x")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.bench_turn", description=__doc__)
     ap.add_argument("--base", default="/work/speedbase")
@@ -103,47 +128,40 @@ def main(argv: list[str] | None = None) -> int:
 
     names = ("base", "new")
     repos = {"base": Path(args.base).resolve(), "new": Path(args.new).resolve()}
-    pooled: dict[str, list[float]] = {n: [] for n in names}
+    pooled: dict[tuple[str, str], list[float]] = {(n, m): [] for n in names for m in ("latencies", "cpu")}
     differing: set[int] = set()
     lines = [f"base {repos['base']}", f"new  {repos['new']}",
              f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; rounds {args.rounds}; "
-             f"dataset {args.dataset or 'public set'}"]
+             f"dataset {args.dataset or 'public set'}; wall = the evaluator's latency, cpu = thread CPU time"]
     print("\n".join(lines), flush=True)
     for rnd in range(1, args.rounds + 1):
         workers = {n: Worker(repos[n], args.dataset, args.catalog) for n in names}   # built in parallel
         sessions = {n: workers[n].ready() for n in names}
         assert sessions["base"] == sessions["new"], sessions
-        this: dict[str, list[float]] = {n: [] for n in names}
+        this: dict[tuple[str, str], list[float]] = {k: [] for k in pooled}
         t0 = time.perf_counter()
         for i in range(sessions["base"]):
             order = names if (i + rnd) % 2 == 0 else names[::-1]
             got = {n: workers[n].play(i) for n in order}
-            for n in names:
-                this[n] += got[n]["latencies"]
+            for n, m in this:
+                this[(n, m)] += got[n][m]
             if got["base"]["record"] != got["new"]["record"]:
                 differing.add(i)
         for w in workers.values():
             w.close()
-        for n in names:
-            pooled[n] += this[n]
-        row = [f"round {rnd} ({time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.2f}):"]
-        for n in names:
-            med, p95, mx = _stats(this[n])
-            row.append(f"{n} median {med:.3f} p95 {p95:.3f} max {mx:.1f} ms;")
-        b, m = _stats(this["base"]), _stats(this["new"])
-        row.append(f"ratio median {b[0] / m[0]:.2f}x p95 {b[1] / m[1]:.2f}x")
-        lines.append(" ".join(row))
+        for k in pooled:
+            pooled[k] += this[k]
+        b, m = _stats(this[("base", "latencies")]), _stats(this[("new", "latencies")])
+        lines.append(f"round {rnd} ({time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.2f}): wall "
+                     f"base median {b[0]:.3f} p95 {b[1]:.3f}; new median {m[0]:.3f} p95 {m[1]:.3f} ms; "
+                     f"ratio median {b[0] / m[0]:.2f}x p95 {b[1] / m[1]:.2f}x")
         print(lines[-1], flush=True)
-    lines.append(f"pooled over {args.rounds} rounds ({len(pooled['base'])} respond calls each):")
-    for n in names:
-        med, p95, mx = _stats(pooled[n])
-        lines.append(f"  {n:<4} median {med:.3f} ms  p95 {p95:.3f} ms  max {mx:.1f} ms  "
-                     f"mean {statistics.fmean(pooled[n]):.3f} ms")
-    b, m = _stats(pooled["base"]), _stats(pooled["new"])
-    lines.append(f"  ratio base/new: median {b[0] / m[0]:.2f}x  p95 {b[1] / m[1]:.2f}x  max {b[2] / m[2]:.2f}x")
+    lines.append(f"pooled over {args.rounds} rounds ({len(pooled[('base', 'latencies')])} respond calls each):")
+    lines += _compare("wall", pooled[("base", "latencies")], pooled[("new", "latencies")])
+    lines += _compare("cpu ", pooled[("base", "cpu")], pooled[("new", "cpu")])
     lines.append("  sessions identical (transcripts without latency): "
                  + ("all" if not differing else f"NO, {len(differing)} differ: {sorted(differing)[:20]}"))
-    print("\n".join(lines[-4:]))
+    print("\n".join(lines[-8:]))
     return 1 if differing else 0
 
 

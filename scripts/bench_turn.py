@@ -3,13 +3,15 @@
 Each round starts one worker process per checkout (its own agent, built from
 that checkout's code, on the same catalog) and plays every session of the
 dataset with the evaluator's own `run_session` (one worker, as
-`scripts.bench` does), alternating between the two checkouts session by
-session (who goes first alternates too), so machine load falls on both
-alike.  Only one worker runs at a time.  A fresh pair of processes each round
-keeps every pass a first pass, as in a contest run (no memo is warmed by an
-earlier round).  Prints median / p95 / max of every `respond` call for each
-checkout, per round and pooled, the ratios base / new, and whether the two
-checkouts' sessions were identical (transcripts without latency).
+`scripts.bench` does), timing every `respond` call (wall time, as the
+evaluator does, and the thread's CPU time, which machine load disturbs
+less).  Only one worker plays at a time.  The checkouts alternate by whole
+passes over the dataset (who goes first alternates by round), or with
+`--interleave session` session by session.  A fresh pair of processes each
+round keeps every pass a first pass, as in a contest run (no memo is warmed
+by an earlier round).  Prints median / p95 / max per round and pooled for
+each checkout, the ratios base / new, and whether the two checkouts'
+sessions were identical (transcripts without latency).
 """
 from __future__ import annotations
 
@@ -118,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base", default="/work/speedbase")
     ap.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--interleave", choices=("round", "session"), default="round",
+                    help="alternate the checkouts by whole passes over the dataset (as two evaluator runs "
+                         "would meet the machine), or session by session")
     ap.add_argument("--dataset")
     ap.add_argument("--catalog")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -132,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     differing: set[int] = set()
     lines = [f"base {repos['base']}", f"new  {repos['new']}",
              f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; rounds {args.rounds}; "
-             f"dataset {args.dataset or 'public set'}; wall = the evaluator's latency, cpu = thread CPU time"]
+             f"dataset {args.dataset or 'public set'}; interleaved by {args.interleave}; "
+             "wall = the evaluator's latency, cpu = thread CPU time"]
     print("\n".join(lines), flush=True)
     for rnd in range(1, args.rounds + 1):
         workers = {n: Worker(repos[n], args.dataset, args.catalog) for n in names}   # built in parallel
@@ -140,13 +146,18 @@ def main(argv: list[str] | None = None) -> int:
         assert sessions["base"] == sessions["new"], sessions
         this: dict[tuple[str, str], list[float]] = {k: [] for k in pooled}
         t0 = time.perf_counter()
-        for i in range(sessions["base"]):
-            order = names if (i + rnd) % 2 == 0 else names[::-1]
-            got = {n: workers[n].play(i) for n in order}
-            for n, m in this:
-                this[(n, m)] += got[n][m]
-            if got["base"]["record"] != got["new"]["record"]:
-                differing.add(i)
+        if args.interleave == "session":
+            plays = [(n, i) for i in range(sessions["base"])
+                     for n in (names if (i + rnd) % 2 == 0 else names[::-1])]
+        else:
+            plays = [(n, i) for n in (names if rnd % 2 else names[::-1]) for i in range(sessions["base"])]
+        records: dict[tuple[str, int], Any] = {}
+        for n, i in plays:
+            got = workers[n].play(i)
+            for m in ("latencies", "cpu"):
+                this[(n, m)] += got[m]
+            records[(n, i)] = got["record"]
+        differing.update(i for i in range(sessions["base"]) if records[("base", i)] != records[("new", i)])
         for w in workers.values():
             w.close()
         for k in pooled:

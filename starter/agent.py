@@ -9,6 +9,7 @@ the transcript.
 from __future__ import annotations
 
 import copy
+import gc
 import logging
 import os
 import traceback
@@ -77,6 +78,11 @@ class Agent:
         # free-text path); an evicted one is rebuilt from its journal on its next message.
         self.max_sessions = _positive_int(os.environ.get("AGENT_MAX_SESSIONS"), 64)
         self.store = SessionStore(self.max_sessions, os.environ.get("AGENT_SESSION_DB") or ":memory:")
+        if self.cfg.freeze_after_build:
+            # The index is built and never changes: taken out of the cyclic collector's reach, a full
+            # collection during a turn no longer walks its million references (a pause of ~0.2 s).
+            gc.collect()
+            gc.freeze()
 
     @property
     def sessions(self) -> dict[str, SessionState]:

@@ -11,11 +11,13 @@ nothing is not asked.
 """
 from __future__ import annotations
 
-from contest.messages import reveal_each
+from operator import mul
+
 from contest.rules import hit_reward
 from starter.catalog import CatalogIndex
 from starter.config import QUESTION_ATTRIBUTES, Tunables
 from starter.rank import Ranked, Tracks
+from starter.shopper_model import question_answers
 from starter.trace import QuestionRow as QuestionValue
 
 __all__ = ["QuestionValue", "separable", "value_questions"]
@@ -26,37 +28,62 @@ def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: Tracks, s
     """Every question's value, best first (ties: concentration, then attribute order)."""
     rest: list[Ranked] = []
     covered = 0.0
-    unshown = 1.0 - sum(r.prob for r in ranked if r.idx in shown)
+    unshown = 1.0 - sum(_shown_probs(ranked, shown))
+    enough = cfg.question_mass_covered * unshown
+    limit = cfg.question_candidates
     for r in ranked:
         if r.idx in shown:
             continue
         rest.append(r)
         covered += r.prob
         # The far tail cannot change which candidate tops an answer group.
-        if len(rest) >= cfg.question_candidates or covered >= cfg.question_mass_covered * unshown:
+        if len(rest) >= limit or covered >= enough:
             break
-    mass = sum(r.prob for r in rest)
+    probs = [r.prob for r in rest]
+    mass = sum(probs)
     if mass <= 0 or len(rest) <= 1:
         return []
-    base = max(r.prob for r in rest) / mass
+    base = max(probs) / mass
     reward = hit_reward(1, turn + 1)
-    pending = []
-    for r in rest:
-        p = index.products[r.idx]
-        pending.append((r.prob / mass, reveal_each(p.constraints, p.types, tracks[r.idx].disclosed,
-                                                   QUESTION_ATTRIBUTES)))
+    products = index.products
+    shares = [q / mass for q in probs]
+    answers = [question_answers(products[r.idx], tracks[r.idx].disclosed) for r in rest]
+    min_group_mass = cfg.min_group_mass
     out: list[QuestionValue] = []
-    for attribute in QUESTION_ATTRIBUTES:
-        groups: dict[tuple[str, ...], list[float]] = {}
-        for q, answers in pending:
-            groups.setdefault(answers[attribute], []).append(q)
-        top1 = sum(max(g) for g in groups.values())
-        conc = sum(sum(x * x for x in g) / sum(g) for g in groups.values() if sum(g) > 0)
-        real_groups = sum(1 for g in groups.values() if sum(g) >= cfg.min_group_mass)
+    for k, attribute in enumerate(QUESTION_ATTRIBUTES):
+        # Candidates that predict the same reply form one answer group (first-seen order).
+        keys = [a[k] for a in answers]
+        if keys.count(keys[0]) == len(keys):
+            groups = [shares]
+        else:
+            by_answer: dict[tuple[str, ...], list[float]] = {}
+            for key, q in zip(keys, shares):
+                g = by_answer.get(key)
+                if g is None:
+                    by_answer[key] = [q]
+                else:
+                    g.append(q)
+            groups = list(by_answer.values())
+        sums = [sum(g) for g in groups]
+        top1 = sum(map(max, groups))
+        conc = sum(sum(map(mul, g, g)) / s for g, s in zip(groups, sums) if s > 0)
+        real_groups = sum(map(min_group_mass.__le__, sums))
         out.append(QuestionValue(attribute, round((top1 - base) * reward, 6), round(top1, 6), round(conc, 6),
                                  real_groups))
     order = {a: k for k, a in enumerate(QUESTION_ATTRIBUTES)}
     out.sort(key=lambda q: (-q.value, -q.concentration, -q.groups, order[q.attribute]))
+    return out
+
+
+def _shown_probs(ranked: list[Ranked], shown: set[int]) -> list[float]:
+    """The probabilities of the shown candidates, in ranked order."""
+    out: list[float] = []
+    if shown:
+        for r in ranked:
+            if r.idx in shown:
+                out.append(r.prob)
+                if len(out) == len(shown):
+                    break
     return out
 
 

@@ -35,20 +35,20 @@ def horizon_plan(probs: list[float], turn: int) -> tuple[int, float]:
     n = min(len(probs), TOP_K * turns_left)
     if n == 0 or turns_left <= 0:
         return 0, 0.0
-    table = _REWARDS
     # best[tau][i]: value of showing items i.. with tau turns left (tau-th from the end).
     nxt = [0.0] * (n + 1)
     first_k = 1
     for tau in range(1, turns_left + 1):
-        t = MAX_TURNS - tau + 1
+        row = _REWARDS[MAX_TURNS - tau + 1]
         cur = [0.0] * (n + 1)
         choice = [0] * (n + 1)
         for i in range(n - 1, -1, -1):
             best_v, best_k, acc = -1.0, 1, 0.0
-            row = table[t]
-            for k in range(1, min(TOP_K, n - i) + 1):
-                acc += probs[i + k - 1] * row[k]
-                v = acc + nxt[i + k]
+            m = min(TOP_K, n - i)
+            # k items shown now: probs[i + k - 1] at rank k, then the plan from i + k.
+            for k, p, reward, later in zip(range(1, m + 1), probs[i:i + m], row[1:m + 1], nxt[i + 1:i + m + 1]):
+                acc += p * reward
+                v = acc + later
                 if v > best_v + 1e-12:
                     best_v, best_k = v, k
             cur[i], choice[i] = best_v, best_k

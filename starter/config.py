@@ -142,6 +142,13 @@ class Tunables:
     # (bench_robustness at 9f353eb); the memos save microseconds a lookup, so they stop early.
     weight_cache_entries: int = 50_000
     token_set_cache_entries: int = 50_000
+    # Memo size (entries) of the answer plans (card type pattern, disclosed positions): a bound, the
+    # proxy catalog's cards make a few thousand.
+    answer_plan_entries: int = 50_000
+    # After the index is built, move every object then alive out of the cyclic garbage collector's
+    # generations (`gc.freeze`): a full collection in a turn then skips the index.  A process
+    # setting, not a quality knob; off only for a host that manages its own collector.
+    freeze_after_build: bool = True
     # Per catalog field: at most this many characters of a text (and a hundredth as many list
     # items) are read.  A bound, not a tunable: the proxy's longest field is far shorter.
     max_field_chars: int = 100_000

@@ -12,21 +12,23 @@ and popularity is a bounded tie-break.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
+from weakref import WeakKeyDictionary
 
 from grounding.budget import BUDGET_WORDS
 from grounding.words import FILLER, tokens
+from contest import messages as M
 from starter import shopper_model as SM
-from starter.catalog import CatalogIndex, Product
+from starter.catalog import CatalogIndex
 from starter.config import TUNABLES, Tunables
 from starter.understand import Reading
 
 Tracks = dict[int, "Track"]
 
 
-@dataclass(frozen=True, slots=True)
-class Track:
-    """One candidate's account of the conversation so far (replaced, never changed)."""
+class Track(NamedTuple):
+    """One candidate's account of the conversation so far (a tuple: replaced, never changed;
+    one per candidate per turn, so it is cheap to make)."""
 
     scenario: str
     disclosed: frozenset[str]
@@ -59,6 +61,8 @@ def _tok_set(text: str) -> frozenset[str]:
 
 def value_similarity(index: CatalogIndex, predicted: tuple[str, ...] | list[str], said: frozenset[str]) -> float:
     """IDF-weighted F1 between the predicted values' words and the words said."""
+    if said and not _may_share(predicted, said):
+        return 0.0                     # no word in common (what the full computation finds, cheaply)
     if len(predicted) == 1:
         pred = _tok_set(predicted[0])
     else:
@@ -74,6 +78,18 @@ def value_similarity(index: CatalogIndex, predicted: tuple[str, ...] | list[str]
     recall = matched / index.weight(pred)
     precision = matched / index.weight(said)
     return 2 * recall * precision / (recall + precision)
+
+
+def _may_share(values: tuple[str, ...] | list[str], said: frozenset[str]) -> bool:
+    """Whether a said word may be a word of the values.  Every token of a text is a substring of its
+    lower-cased form (`grounding.words.tokens`), so a said word found in no value's lower-cased text
+    is in none of their token sets: False proves the sets are disjoint, without tokenising."""
+    for value in values:
+        low = value.lower()
+        for word in said:
+            if word in low:
+                return True
+    return False
 
 
 def free_text_words(obs: Reading) -> list[str]:
@@ -126,40 +142,66 @@ def _opening_scenario(obs: Reading) -> str | None:
 
 def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores: dict[str, float],
                 cfg: Tunables) -> tuple[Tracks, str]:
-    """Tracks for the opening; returns (tracks, scenario) where scenario may be 'unknown'."""
+    """Tracks for the opening; returns (tracks, scenario) where scenario may be 'unknown'.
+
+    What a candidate's track depends on -- its shelf, its opening value -- recurs across
+    candidates, so each is worked out once per call (the same arithmetic, so the same floats)."""
     scenario = _opening_scenario(obs)
     tracks: dict[int, Track] = {}
+    products = index.products
+    shelf_beta, mismatch_beta = cfg.shelf_beta, cfg.mismatch_beta
+    cat_lls: dict[str, float] = {}
+    if scenario is not None and obs.template:
+        # The category is judged softly (cat_ll); exactness is about the value.
+        template_said = _tok_set(obs.value_text or "") | obs.extra_tokens
+        by_value: dict[str | None, tuple[bool, float, tuple[float, ...]]] = {}
+        firsts: dict[str, frozenset[str]] = {}
+        for i in ids:
+            p = products[i]
+            cat_ll = cat_lls.get(p.shelf)
+            if cat_ll is None:
+                cat_ll = cat_lls[p.shelf] = -shelf_beta * (1.0 - shelf_scores.get(p.shelf, 0.0))
+            value = SM.opening_value(p, scenario)
+            seen = by_value.get(value)
+            if seen is None:
+                exact = value is None or value == obs.value_text
+                sim = 1.0 if exact else value_similarity(index, (value,), template_said)
+                seen = by_value[value] = (exact, -mismatch_beta * (1.0 - sim), (sim,))
+            if scenario == "buying":
+                c0 = p.constraints[0]
+                disclosed = firsts.get(c0)
+                if disclosed is None:
+                    disclosed = firsts[c0] = SM.initial_disclosed(p, scenario)
+            else:
+                disclosed = SM.initial_disclosed(p, scenario)
+            tracks[i] = Track(scenario, disclosed, seen[0], seen[1], 0.0, cat_ll, seen[2])
+        return tracks, scenario
     cat_toks = _tok_set(obs.category or "")
     negated = frozenset(obs.negated)
-    browsing_cue = obs.browsing_cue
-    template_said = _tok_set(obs.value_text or "") | obs.extra_tokens
     text_said = _tok_set(obs.text) | obs.extra_tokens
     said_by_shelf: dict[str, frozenset[str]] = {}     # free text: what was said beyond the shelf's own words
+    sims: dict[tuple[str | None, frozenset[str]], float] = {}
+    browsing_sim = cfg.browsing_sim_cued if obs.browsing_cue else cfg.browsing_sim_uncued
     for i in ids:
-        p = index.products[i]
-        shelf_sim = shelf_scores.get(p.shelf, 0.0)
-        cat_ll = -cfg.shelf_beta * (1.0 - shelf_sim)
-        if scenario is not None and obs.template:
-            # The category is judged softly (cat_ll); exactness is about the value.
-            value = SM.opening_value(p, scenario)
-            exact = value is None or value == obs.value_text
-            sim = 1.0 if exact else value_similarity(index, (value,), template_said)
-            t = Track(scenario=scenario, disclosed=SM.initial_disclosed(p, scenario), exact=exact,
-                      loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=(sim,))
-        else:
-            said = said_by_shelf.get(p.shelf)
-            if said is None:
-                said = said_by_shelf[p.shelf] = _without_budget((text_said - (cat_toks or _tok_set(p.shelf)))
-                                                                - negated, obs)
-            best = ("browsing", 1.0 if not said else (cfg.browsing_sim_cued if browsing_cue else cfg.browsing_sim_uncued))
-            for hyp in ("buying", "intent_override"):
-                sim = value_similarity(index, (SM.opening_value(p, hyp),), said)
-                if sim > best[1]:
-                    best = (hyp, sim)
-            hyp, sim = best
-            t = Track(scenario=hyp, disclosed=SM.initial_disclosed(p, hyp), exact=False,
-                      loglik=-cfg.mismatch_beta * (1.0 - sim), category_ll=cat_ll, evidence=(sim,))
-        tracks[i] = t
+        p = products[i]
+        cat_ll = cat_lls.get(p.shelf)
+        if cat_ll is None:
+            cat_ll = cat_lls[p.shelf] = -shelf_beta * (1.0 - shelf_scores.get(p.shelf, 0.0))
+        said = said_by_shelf.get(p.shelf)
+        if said is None:
+            said = said_by_shelf[p.shelf] = _without_budget((text_said - (cat_toks or _tok_set(p.shelf)))
+                                                            - negated, obs)
+        best = ("browsing", 1.0 if not said else browsing_sim)
+        for hyp in ("buying", "intent_override"):
+            value = SM.opening_value(p, hyp)
+            sim = sims.get((value, said))
+            if sim is None:
+                sim = sims[(value, said)] = value_similarity(index, (value,), said)
+            if sim > best[1]:
+                best = (hyp, sim)
+        hyp, sim = best
+        tracks[i] = Track(hyp, SM.initial_disclosed(p, hyp), False, -mismatch_beta * (1.0 - sim), 0.0, cat_ll,
+                          (sim,))
     return tracks, scenario or "unknown"
 
 
@@ -171,42 +213,76 @@ def with_relevance(tracks: Tracks, relevance: dict[int, float], cfg: Tunables) -
 
 
 def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | None, cfg: Tunables) -> Tracks:
-    """Every track updated with a later message (reply, refusal or override)."""
+    """Every track updated with a later message (reply, refusal or override).
+
+    A reply's exactness and similarity depend on the candidate only through the values it
+    predicts, so each distinct prediction is judged once per call."""
     text = obs.text.strip()
-    said = _tok_set(obs.value_text if obs.template and obs.value_text is not None else obs.text)
+    template = obs.template
+    kind = obs.kind
+    said = _tok_set(obs.value_text if template and obs.value_text is not None else obs.text)
     said = _without_budget((said | obs.extra_tokens) - frozenset(obs.negated), obs)
+    beta = cfg.mismatch_beta
+    products = index.products
     out: Tracks = {}
+    if kind == "override":
+        by_first: dict[str, tuple[bool, float]] = {}
+        for i, t in tracks.items():
+            p = products[i]
+            c0 = p.constraints[0]
+            seen = by_first.get(c0)
+            if seen is None:
+                seen = by_first[c0] = (template and SM.override_text(p) == text,
+                                       value_similarity(index, (c0,), said))
+            exact, sim = seen
+            out[i] = Track(t.scenario, t.disclosed | {c0}, t.exact and exact, t.loglik - beta * (1.0 - sim),
+                           t.text_ll, t.category_ll, t.evidence + (round(sim, 4),))
+        return out
+    if kind in ("boundary", "no_attribute", "free"):
+        exact, sim = template, 1.0
+        for i, t in tracks.items():
+            out[i] = Track(t.scenario, t.disclosed, t.exact and exact, t.loglik - beta * (1.0 - sim),
+                           t.text_ll, t.category_ll, t.evidence + (round(sim, 4),))
+        return out
+    asked = isinstance(last_ask, str) and last_ask != ""
+    position = SM.ANSWER_POSITION.get(last_ask) if asked else None    # type: ignore[arg-type]
+    credit = not template and bool(said) and kind == "values"
+    by_values: dict[tuple[str, ...], tuple[bool, float]] = {}
     for i, t in tracks.items():
-        p = index.products[i]
+        p = products[i]
         disclosed = t.disclosed
-        if obs.kind == "override":
-            exact = obs.template and SM.override_text(p) == text
-            sim = value_similarity(index, (p.constraints[0],), said)
-            disclosed = disclosed | {p.constraints[0]}
-        elif obs.kind in ("boundary", "no_attribute", "free"):
-            exact, sim = obs.template, 1.0
+        if not asked:
+            values: tuple[str, ...] = ()
+        elif position is not None:
+            values = SM.answer_at(p, disclosed, position)
         else:
-            predicted_text, values = SM.predict_reply(p, t.disclosed, last_ask)
-            if obs.template:
-                exact = predicted_text == text
-            else:
-                exact = False
-            if obs.kind == "no_preference":
-                sim = 1.0 if not values else cfg.no_preference_sim
-            elif not said:
-                sim = 1.0                      # nothing said about the product itself (e.g. only a budget)
-            elif not values:
-                sim = cfg.no_values_sim
-            else:
-                sim = value_similarity(index, values, said)
-            if not obs.template and said and obs.kind == "values":
-                # A shopper may answer with anything the product has, not only the values the
-                # simulator would reveal next: partial credit for words found anywhere on it.
-                sim = max(sim, cfg.any_value_credit * said_coverage(index, i, said))
+            values = SM.answer_values(p, disclosed, last_ask)   # type: ignore[arg-type]
+        seen = by_values.get(values)
+        if seen is None:
+            seen = by_values[values] = (template and M.reply_message(values, last_ask) == text,
+                                        _reply_similarity(index, kind, values, said, cfg))
+        exact, sim = seen
+        if credit:
+            # A shopper may answer with anything the product has, not only the values the
+            # simulator would reveal next: partial credit for words found anywhere on it.
+            sim = max(sim, cfg.any_value_credit * said_coverage(index, i, said))
+        if values:
             disclosed = disclosed | set(values)
-        out[i] = Track(t.scenario, disclosed, t.exact and exact, t.loglik - cfg.mismatch_beta * (1.0 - sim),
+        out[i] = Track(t.scenario, disclosed, t.exact and exact, t.loglik - beta * (1.0 - sim),
                        t.text_ll, t.category_ll, t.evidence + (round(sim, 4),))
     return out
+
+
+def _reply_similarity(index: CatalogIndex, kind: str, values: tuple[str, ...], said: frozenset[str],
+                      cfg: Tunables) -> float:
+    """How well a reply matches the values a candidate predicts (before any-value credit)."""
+    if kind == "no_preference":
+        return 1.0 if not values else cfg.no_preference_sim
+    if not said:
+        return 1.0                      # nothing said about the product itself (e.g. only a budget)
+    if not values:
+        return cfg.no_values_sim
+    return value_similarity(index, values, said)
 
 
 def with_soft_facts(index: CatalogIndex, tracks: Tracks, obs: Reading, cfg: Tunables) -> Tracks:
@@ -231,9 +307,8 @@ def with_soft_facts(index: CatalogIndex, tracks: Tracks, obs: Reading, cfg: Tuna
     return out
 
 
-@dataclass(frozen=True)
-class Ranked:
-    """A candidate with its posterior probability and score parts."""
+class Ranked(NamedTuple):
+    """A candidate with its posterior probability and score parts (a tuple: one per candidate per turn)."""
 
     idx: int
     prob: float
@@ -241,6 +316,21 @@ class Ranked:
     exact: bool
     log_prior: float
     loglik: float
+
+
+_POPULARITY_RANK: WeakKeyDictionary[CatalogIndex, list[int]] = WeakKeyDictionary()
+
+
+def popularity_rank(index: CatalogIndex) -> list[int]:
+    """Each product's place in `index.popular` (by -rating_number, then parent_asin; parent_asins are
+    unique, so sorting by it is sorting by that pair), computed once per index."""
+    got = _POPULARITY_RANK.get(index)
+    if got is None:
+        got = [0] * len(index.products)
+        for k, i in enumerate(index.popular):
+            got[i] = k
+        _POPULARITY_RANK[index] = got
+    return got
 
 
 def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tunables,
@@ -257,19 +347,23 @@ def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tuna
     if not live:
         return []
     any_exact = any(t.exact for _, t in live)
-    rows = []
+    log_prior = index.log_prior
+    inexact_penalty, doubtful_penalty = cfg.inexact_penalty, cfg.doubtful_penalty
+    weights: list[float] = []
     for i, t in live:
-        lp = index.log_prior[i]
-        lw = lp + t.category_ll + t.loglik + t.text_ll
+        lw = log_prior[i] + t.category_ll + t.loglik + t.text_ll
         if any_exact and not t.exact:
-            lw -= cfg.inexact_penalty
+            lw -= inexact_penalty
         if i in doubtful:
-            lw -= cfg.doubtful_penalty
-        rows.append((i, lw, t, lp))
-    top = max(r[1] for r in rows)
-    total = sum(math.exp(r[1] - top) for r in rows)
-    products: list[Product] = index.products
-    ranked = [Ranked(i, math.exp(lw - top) / total, lw, t.exact, lp, t.loglik + t.category_ll + t.text_ll)
-              for i, lw, t, lp in rows]
-    ranked.sort(key=lambda r: (-r.log_weight, -products[r.idx].rating_number, products[r.idx].pid))
-    return ranked
+            lw -= doubtful_penalty
+        weights.append(lw)
+    top = max(weights)
+    exps = [math.exp(lw - top) for lw in weights]
+    total = sum(exps)
+    pop = popularity_rank(index)
+    # Sorted as plain tuples: (-log_weight, popularity place) orders exactly as the tie-break rule
+    # says, and the place is unique, so later items are never compared.
+    rows = [(-lw, pop[i], i, lw, e, t) for (i, t), lw, e in zip(live, weights, exps)]
+    rows.sort()
+    return [Ranked(i, e / total, lw, t.exact, log_prior[i], t.loglik + t.category_ll + t.text_ll)
+            for _, _, i, lw, e, t in rows]

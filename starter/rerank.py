@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import replace
 from typing import Any
 
 from grounding.words import tokens
@@ -65,10 +64,10 @@ class Reranker:
             if negated and set(tokens(text)) & negated:
                 b = 0.0
             bonus[r.idx] = b
-        rows = [replace(r, log_weight=r.log_weight + bonus.get(r.idx, 0.0)) for r in ranked]
+        rows = [r._replace(log_weight=r.log_weight + bonus.get(r.idx, 0.0)) for r in ranked]
         top = max(r.log_weight for r in rows)
         total = sum(math.exp(r.log_weight - top) for r in rows)
-        rows = [replace(r, prob=math.exp(r.log_weight - top) / total) for r in rows]
+        rows = [r._replace(prob=math.exp(r.log_weight - top) / total) for r in rows]
         products = self.index.products
         rows.sort(key=lambda r: (-r.log_weight, -products[r.idx].rating_number, products[r.idx].pid))
         info.update(applied=True, scored=len(head), bonus={products[i].pid: round(b, 4) for i, b in bonus.items()})

@@ -138,6 +138,24 @@ def value_clue_hits(index: CatalogIndex, value_text: str, limit: int) -> list[in
     return sorted(common)[:limit] if len(common) <= limit else []
 
 
+def has_value_clue(index: CatalogIndex, value_text: str) -> bool:
+    """Whether some product's card holds the said value(s) verbatim: `value_clue_hits` with no limit is
+    non-empty.  A part's products are those whose card holds it, so the products of the part with
+    the fewest are checked against the other parts on their own cards (no set of a common
+    value's thousands of products is built)."""
+    whole = index.clues.get(value_text)
+    if whole is not None:
+        return bool(whole)
+    parts = [v.strip() for v in value_text.split(";") if v.strip()]
+    known = [(len(ids), k) for k, ids in enumerate(index.clues.get(v) for v in parts) if ids]
+    if not known:
+        return False
+    _, rarest = min(known)
+    others = list(dict.fromkeys(parts[k] for _, k in known if k != rarest))
+    products = index.products
+    return any(all(v in products[i].constraints for v in others) for i in index.clues[parts[rarest]])
+
+
 def expand_pool(index: CatalogIndex, pool: Pool, obs: Reading, cfg: Tunables) -> Growth:
     """Clue and BM25 matches of a later message (when the shelf was only guessed)."""
     candidates: list[int] = []

@@ -10,6 +10,16 @@ from __future__ import annotations
 
 from contest import messages as M
 from starter.catalog import Product
+from starter.config import QUESTION_ATTRIBUTES, TUNABLES
+
+Answers = tuple[tuple[str, ...], ...]
+# Where each question attribute's answer sits in an `Answers` tuple.
+ANSWER_POSITION: dict[str, int] = {a: k for k, a in enumerate(QUESTION_ATTRIBUTES)}
+_REPLY_AS: tuple[str, ...] = tuple(M.reply_attribute(a) for a in QUESTION_ATTRIBUTES)
+# (card types, which card values are disclosed) -> per question attribute, the slice of the card
+# values it reveals.  Cards share few type patterns, so this stays small.
+_PLANS: dict[tuple[tuple[str, ...], tuple[bool, ...]], tuple[slice, ...]] = {}
+PLAN_CACHE_ENTRIES = TUNABLES.answer_plan_entries
 
 
 def opening_text(p: Product, scenario: str) -> str:
@@ -46,3 +56,47 @@ def predict_reply(p: Product, disclosed: frozenset[str], attribute: str | None) 
         return M.NO_ATTRIBUTE_MESSAGE, ()
     values = answer_values(p, disclosed, attribute)
     return M.reply_message(values, attribute), values
+
+
+def question_answers(p: Product, disclosed: frozenset[str]) -> Answers:
+    """The values revealed by each of QUESTION_ATTRIBUTES (in that order) if `p` were the target:
+    `M.reveal_each` as a tuple, read off the card through the plan of its type pattern."""
+    return tuple(map(p.constraints.__getitem__, _plan(p.types, _flags(p.constraints, disclosed))))
+
+
+def answer_at(p: Product, disclosed: frozenset[str], position: int) -> tuple[str, ...]:
+    """`question_answers(p, disclosed)[position]` alone."""
+    return p.constraints[_plan(p.types, _flags(p.constraints, disclosed))[position]]
+
+
+def _flags(values: tuple[str, ...], disclosed: frozenset[str]) -> tuple[bool, ...]:
+    return tuple(map(disclosed.__contains__, values)) if disclosed else ()
+
+
+def _plan(types: tuple[str, ...], flags: tuple[bool, ...]) -> tuple[slice, ...]:
+    """Rule 4 (`M.reveal_each`) for every question attribute as slices of the card values: the first
+    two undisclosed values of the attribute's type, in card order (of any type for `other`).  Two
+    values at positions j < k are the slice j:k+1:k-j."""
+    key = (types, flags)
+    got = _PLANS.get(key)
+    if got is None:
+        per = M.VALUES_PER_REPLY
+        undisclosed: list[int] = []
+        by_type: dict[str, list[int]] = {}
+        for j, vtype in enumerate(types):
+            if not (flags and flags[j]):
+                undisclosed.append(j)
+                by_type.setdefault(vtype, []).append(j)
+        got = tuple(_slice((undisclosed if a == "other" else by_type.get(a, []))[:per]) for a in _REPLY_AS)
+        if len(_PLANS) < PLAN_CACHE_ENTRIES:
+            _PLANS[key] = got
+    return got
+
+
+def _slice(positions: list[int]) -> slice:
+    if not positions:
+        return slice(0, 0)
+    if len(positions) == 1:
+        return slice(positions[0], positions[0] + 1)
+    j, k = positions
+    return slice(j, k + 1, k - j)

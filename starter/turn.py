@@ -283,7 +283,7 @@ class TurnPipeline:
             return True
         if not obs.value_text:
             return False
-        return not RETRIEVE.value_clue_hits(self.index, obs.value_text, len(self.index.products))
+        return not RETRIEVE.has_value_clue(self.index, obs.value_text)
 
     def _llm_context(self, state: SessionState) -> dict[str, Any]:
         """What the model may know: the shelf, the values said so far, the last question."""

@@ -1,7 +1,6 @@
 """The offline agent, decision by decision, on hand-made products; then the contract."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import random
 import subprocess
@@ -182,7 +181,7 @@ def test_question_values_prefer_a_separating_question(index: CatalogIndex) -> No
     assert values and values[0].value > 0 and values[0].groups > 1
     assert ASK.separable(values)
     # Clones with identical cards cannot be separated once everything is said.
-    clones = {i: dataclasses.replace(tracks[i], disclosed=frozenset(index.products[i].constraints))
+    clones = {i: tracks[i]._replace(disclosed=frozenset(index.products[i].constraints))
               for i in (index.by_pid["T4"], index.by_pid["T5"])}
     ranked = RANK.posterior(index, clones, set(), TUNABLES)
     assert not ASK.separable(ASK.value_questions(index, ranked, clones, set(), 3, TUNABLES))

@@ -300,7 +300,8 @@ class CatalogIndex:
         if got is None:
             p = self.products[idx]
             got = frozenset(tokens(p.title + " " + " ".join(p.constraints)))
-            self._product_tokens[idx] = got
+            if len(self._product_tokens) < self.cfg.product_tokens_cache_entries:
+                self._product_tokens[idx] = got
         return got
 
     def weight(self, toks: frozenset[str]) -> float:

@@ -133,8 +133,9 @@ class Tunables:
     people_around_band: tuple[float, float] = (0.6, 1.25)
     # A people session answering "anything else?" with "no preference" is handed to the template
     # path (replayed) only while everything said holds at most this many content words: a used-up
-    # template shopper says little; the replay of a word salad would cost seconds (bench_robustness).
-    handoff_max_words: int = 120
+    # template shopper says little (the 5 hand-offs of public para+drop+catdamage: 8-24 words); the
+    # replay costs a turn of template work per message said (bench_robustness).
+    handoff_max_words: int = 60
     # Before this turn show only the best product while the shopper still has more to say.
     people_insurance_turn: int = 4
     # Memo sizes (entries) of the IDF weight of a word set and of a text's word set.  A bound on
@@ -142,6 +143,9 @@ class Tunables:
     # (bench_robustness at 9f353eb); the memos save microseconds a lookup, so they stop early.
     weight_cache_entries: int = 50_000
     token_set_cache_entries: int = 50_000
+    # Memo of each product's word set (title + card values): a bound for catalogs far larger than
+    # the proxy (2,000 mixed sessions touched 49,061 of its 50,000 products).
+    product_tokens_cache_entries: int = 100_000
     # Memo size (entries) of the answer plans (card type pattern, disclosed positions): a bound, the
     # proxy catalog's cards make a few thousand.
     answer_plan_entries: int = 50_000
@@ -171,7 +175,10 @@ GROUNDING = GroundingTunables(
     rare_postings=3,                   # hand-set
     max_proposals=40,                  # a bound, not a tunable of quality
     max_value_chars=200,               # a bound
-    max_message_chars=4000,            # a bound (the agent reads at most this much of a message)
+    # A bound on the work of a turn: the agent reads at most this much of a message.  The longest
+    # message of every run (public, panels, their perturbations, both persona halves) has 390
+    # characters; a 4,000-character word salad cost 0.75 s of CPU (bench_robustness).
+    max_message_chars=1000,
     correction_cache=50_000,           # a bound on memory
     shelf_word_ratio_min=85.0,         # hand-set (catdamage panel)
     source_trust=(("template", 1.0), ("regex", 0.95), ("llm", 0.9), ("fuzzy", 0.85)),   # hand-set; scales confidence only

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from contest import messages as M
 from grounding.proposals import TextFacts, read_facts
 from grounding.words import (BOUNDARY_CUE, BROWSING_CUES, NO_PREFERENCE_CUE, NOT_RIGHT_CUE, OVERRIDE_CUE)
+from starter.config import GROUNDING
 
-MAX_MESSAGE_CHARS = 4000
+MAX_MESSAGE_CHARS = GROUNDING.max_message_chars
 
 
 def _slot_re(template: str, group: str, fill: dict[str, str] | None = None) -> re.Pattern:

@@ -117,7 +117,7 @@ def test_regex_fallback_reads_budget_negation_material_colour() -> None:
 @pytest.mark.parametrize("odd", [None, 42, b"\xff\xfe bytes", "", "   ", "x" * 100_000, ["list"], {"a": 1}])
 def test_odd_input_parses_to_a_defined_observation(odd: object) -> None:
     obs = parse_message(odd, 2)
-    assert isinstance(obs.text, str) and len(obs.text) <= 4000 and obs.kind
+    assert isinstance(obs.text, str) and len(obs.text) <= 1000 and obs.kind
 
 
 # ---- shopper model ----------------------------------------------------------------------

@@ -11,6 +11,7 @@ process RSS after every 100 sessions (does it plateau?).  Offline
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import resource
 import statistics
@@ -60,10 +61,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sessions", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--out", help="also write the report to this file")
+    ap.add_argument("--fuzz-only", type=int, metavar="N",
+                    help="only N fuzz messages (sessions of five), timed in wall and CPU time")
     args = ap.parse_args(argv)
     from tqdm import tqdm
 
     from starter.agent import Agent
+
+    if args.fuzz_only:
+        return fuzz_only(args.fuzz_only, args.seed, args.out)
 
     rng = random.Random(args.seed)
     catalog_path = resolve_catalog(None)
@@ -116,6 +122,47 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def fuzz_only(n: int, seed: int, out: str | None) -> int:
+    """N fuzz messages in sessions of five: wall and CPU (process) time per `respond`, the slowest ten."""
+    from tqdm import tqdm
+
+    from starter.agent import Agent
+
+    rng = random.Random(seed)
+    catalog_path = resolve_catalog(None)
+    view = load_catalog_view(catalog_path, {r["ground_truth"]["parent_asin"] for r in read_jsonl(resolve_dataset(None))})
+    words = sorted({w for r in list(view.values())[:400] for w in str(r.get("title", "")).split()})
+    t0 = time.perf_counter()
+    agent = Agent(str(catalog_path))
+    lines = [f"agent built in {time.perf_counter() - t0:.1f} s; {n} fuzz messages, seed {seed}"]
+    wall: list[float] = []
+    cpu: list[float] = []
+    slow: list[tuple[float, float, str]] = []
+    for k in tqdm(range(n), unit="message", file=sys.stderr, disable=not sys.stderr.isatty()):
+        sid, turn = f"fuzz-{k // 5}", k % 5 + 1
+        if turn == 1:
+            agent.reset(sid, {})
+        msg = fuzz_message(rng, words)
+        w, c = time.perf_counter(), time.process_time()
+        resp = agent.respond(sid, msg, turn, 10)
+        c, w = (time.process_time() - c) * 1000, (time.perf_counter() - w) * 1000
+        assert P.valid_response(resp) and isinstance(resp["recommendations"], list)
+        wall.append(w)
+        cpu.append(c)
+        slow = sorted(slow + [(c, w, msg)], key=lambda x: -x[0])[:10]
+    lines.append(f"wall {stats(wall)}")
+    lines.append(f"cpu  {stats(cpu)}")
+    lines.append(f"over 200 ms of CPU: {sum(1 for c in cpu if c > 200)} of {len(cpu)}")
+    lines.append("slowest (CPU ms, wall ms):")
+    lines += [f"  {c:7.1f} {w:7.1f}  {m[:90]!r}{' ...' if len(m) > 90 else ''} ({len(m)} chars)" for c, w, m in slow]
+    lines.append(f"load average (1 min) at the end {os.getloadavg()[0]:.2f}")
+    text = "\n".join(lines)
+    print(text)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
     return 0
 
 

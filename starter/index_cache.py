@@ -164,13 +164,15 @@ class IndexCache:
         return db_path
 
     def _prune(self, catalog: Path, keep: Path) -> None:
-        """Drop stale entries of this catalog path (the catalog changed, or the code did)."""
+        """Drop stale entries: other builds of this catalog path (the catalog changed, or the code
+        did) and builds of catalog files that no longer exist."""
         target = str(catalog.resolve())
         for other in sorted(self.directory.glob("index-*.json")):
             if other == keep:
                 continue
             try:
-                if json.loads(other.read_text(encoding="utf-8")).get("catalog") != target:
+                built_from = json.loads(other.read_text(encoding="utf-8")).get("catalog")
+                if built_from != target and isinstance(built_from, str) and Path(built_from).is_file():
                     continue
                 other.with_suffix(".sqlite").unlink(missing_ok=True)
                 other.unlink(missing_ok=True)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -304,7 +305,7 @@ def test_same_output_under_any_hash_seed(small_catalog: Path) -> None:
     root = Path(__file__).resolve().parent.parent
     outs = []
     for seed in ("0", "1", "12345"):
-        env = {"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}
+        env = {"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin", "AGENT_INDEX_CACHE": os.environ["AGENT_INDEX_CACHE"]}
         outs.append(subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True,
                                    text=True, check=True).stdout)
     assert outs[0] == outs[1] == outs[2] and outs[0].strip()

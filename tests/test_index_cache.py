@@ -152,3 +152,21 @@ def test_no_cache_flag_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("AGENT_INDEX_CACHE", "/somewhere")
     disable_index_cache()
     assert default_cache_dir() is None
+
+
+def test_entries_of_vanished_catalogs_are_dropped(small_catalog: Path, tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path / "c")
+    gone = tmp_path / "gone.jsonl"
+    gone.write_bytes(small_catalog.read_bytes() + b"\n")
+    CatalogIndex(gone, TUNABLES, cache)
+    kept = tmp_path / "kept.jsonl"
+    kept.write_bytes(small_catalog.read_bytes() + b"\n\n")
+    CatalogIndex(kept, TUNABLES, cache)
+    assert len(_files(tmp_path / "c")) == 4                  # both still exist: both kept
+    gone.unlink()
+    CatalogIndex(small_catalog, TUNABLES, cache)
+    names = _files(tmp_path / "c")
+    assert len(names) == 4                                   # kept + small_catalog; gone's entry removed
+    manifests = [json.loads((tmp_path / "c" / n).read_text(encoding="utf-8"))["catalog"]
+                 for n in names if n.endswith(".json")]
+    assert sorted(manifests) == sorted([str(kept.resolve()), str(small_catalog.resolve())])

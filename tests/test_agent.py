@@ -367,3 +367,40 @@ def test_tuned_agent_reads_overrides_and_rejects_typos() -> None:
     assert tunables_from_env({}).prior_alpha == TUNABLES.prior_alpha
     with pytest.raises(ValueError, match="no field"):
         tunables_from_env({"TUNE_prior_alfa": "1"})
+
+
+def test_question_answers_equal_the_reveal_rule_on_random_cards() -> None:
+    """The per-pattern answer plans (shopper_model) give exactly `contest.messages.reveal_each`."""
+    from contest.messages import reveal_each
+    from starter.catalog import Product
+    from starter.config import QUESTION_ATTRIBUTES
+
+    rng = random.Random(7)
+    kinds = ["material", "color", "size", "style", "other", "budget"]
+    for n in range(3000):
+        size = rng.randint(1, 6)
+        values = tuple(rng.choice(["a", "b", "c", "d", "e", "f", "g"]) + str(rng.randint(0, 2)) for _ in range(size))
+        types = tuple(rng.choice(kinds) for _ in range(size))
+        p = Product(n, f"P{n}", "t", "s", None, 0, 0.0, values, types)
+        disclosed = frozenset(v for v in values if rng.random() < 0.4)
+        want = reveal_each(values, types, disclosed, QUESTION_ATTRIBUTES)
+        got = SM.question_answers(p, disclosed)
+        assert got == tuple(want[a] for a in QUESTION_ATTRIBUTES)
+        k = rng.randrange(len(QUESTION_ATTRIBUTES))
+        assert SM.answer_at(p, disclosed, k) == want[QUESTION_ATTRIBUTES[k]]
+
+
+def test_has_value_clue_equals_the_plain_set_check(proxy_agent) -> None:
+    """`has_value_clue` (rarest part first) answers as `value_clue_hits` with no limit would."""
+    from starter.retrieve import has_value_clue, value_clue_hits
+
+    index = proxy_agent.index
+    rng = random.Random(3)
+    clues = sorted(index.clues)
+    for _ in range(300):
+        p = index.products[rng.randrange(len(index.products))]
+        parts = [rng.choice(p.constraints) for _ in range(rng.randint(1, 3))]
+        if rng.random() < 0.3:
+            parts.append(rng.choice(clues))
+        text = "; ".join(parts)
+        assert has_value_clue(index, text) == bool(value_clue_hits(index, text, len(index.products))), text

@@ -158,6 +158,7 @@ class CatalogIndex:
         self.cfg = cfg
         self._weights: dict[frozenset[str], float] = {}
         self._product_tokens: dict[int, frozenset[str]] = {}
+        self._df_memo: dict[str, int] = {}
         key = cache.key(path, cfg) if cache is not None else None
         opened = cache.open(key) if cache is not None and key is not None else None
         if opened is not None:
@@ -324,8 +325,28 @@ class CatalogIndex:
 
     def fulltext(self, words: list[str], limit: int) -> list[tuple[int, float]]:
         """(product idx, relevance) for an OR query of `words` over every field, porter-stemmed,
-        best first (tie: idx)."""
-        return self._match("full", self.cfg.people_field_weights, words, self.cfg.people_max_words, limit)
+        best first (tie: idx).
+
+        Of the first `people_max_words` distinct words, those held by more than
+        `people_common_word_share` of the products are left out (unless all are): FTS5's BM25 floors
+        their IDF at 1e-6, so they add almost nothing to a score, but each costs a visit to most rows."""
+        uniq = list(dict.fromkeys(w for w in words if w))[:self.cfg.people_max_words]
+        cap = self.cfg.people_common_word_share * len(self.products)
+        rare = [w for w in uniq if self._fulltext_df(w) <= cap]
+        return self._match("full", self.cfg.people_field_weights, rare or uniq, self.cfg.people_max_words, limit)
+
+    def _fulltext_df(self, word: str) -> int:
+        """Products whose text holds the word (porter-stemmed, any field); memoised, bounded."""
+        got = self._df_memo.get(word)
+        if got is None:
+            try:
+                got = int(self.db.execute("SELECT COUNT(*) FROM full WHERE full MATCH ?",
+                                          ('"' + word.replace('"', '""') + '"',)).fetchone()[0])
+            except sqlite3.Error:
+                got = 0
+            if len(self._df_memo) < self.cfg.weight_cache_entries:
+                self._df_memo[word] = got
+        return got
 
     def _match(self, table: str, weights: tuple[float, ...], words: list[str], max_words: int,
                limit: int) -> list[tuple[int, float]]:

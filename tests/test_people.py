@@ -141,3 +141,17 @@ def test_persona_sessions_on_the_small_catalog(people_catalog: Path) -> None:
     rec = run_session(Agent(str(people_catalog)), card, 0, load_catalog(people_catalog), transcripts=True)
     assert rec["hit"] and rec["turn"] <= 3, rec["transcript"]
     assert build_summary([rec])["recommended_technical_score"] > 0.9
+
+
+def test_people_query_leaves_out_words_most_products_hold(small_catalog: Path) -> None:
+    """"imported" is on 5 of 8 products: FTS5 would give it an IDF of 1e-6, so it is not asked;
+    asked alone it is kept (a query never goes empty)."""
+    from starter.catalog import CatalogIndex
+    from starter.config import TUNABLES
+
+    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    assert ix._fulltext_df("imported") == 5 and ix._fulltext_df("leather") == 2
+    both = ix.fulltext(["imported", "leather"], 10)
+    assert {ix.products[i].pid for i, _ in both} == {"B1", "B3"}
+    alone = ix.fulltext(["imported"], 10)
+    assert {ix.products[i].pid for i, _ in alone} == {"T1", "T2", "T3", "T4", "T5"}

@@ -117,8 +117,8 @@ def _compare(label: str, base: list[float], new: list[float]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.bench_turn", description=__doc__)
-    ap.add_argument("--base", default="/work/speedbase")
-    ap.add_argument("--new", default=str(Path(__file__).resolve().parents[1]))
+    ap.add_argument("--base", required=False, help="checkout of the old code (e.g. a git worktree of the old commit)")
+    ap.add_argument("--new", default=str(Path(__file__).resolve().parents[1]), help="checkout of the new code")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--interleave", choices=("round", "session"), default="round",
                     help="alternate the checkouts by whole passes over the dataset (as two evaluator runs "
@@ -127,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--catalog")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if not args.worker and not args.base:
+        ap.error("--base is required (e.g. `git worktree add ../old OLD_COMMIT`, then --base ../old)")
     if args.worker:
         _worker(args.worker, args.dataset, args.catalog)
         return 0

@@ -36,7 +36,6 @@ INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.
 # Tunables read while building (the others are applied at query or load time).
 INDEX_TUNABLES = ("max_field_chars",)
 OFF_VALUES = frozenset({"off", "0", "no", "false", "none"})
-_CHUNK = 1 << 20
 
 
 def default_cache_dir() -> Path | None:
@@ -125,7 +124,9 @@ class IndexCache:
         if why is None:
             try:
                 db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, check_same_thread=False)
-                db.execute(f"PRAGMA mmap_size={manifest['db_bytes'] + _CHUNK}")
+                # No memory map: SQLite reads pages through the OS page cache, which is shared and
+                # reclaimable; mapped pages would count as this process's memory (250k rows, 200
+                # sessions: peak RSS 1,110 MB unmapped against 1,331 MB mapped, same latency).
                 db.execute("SELECT MAX(idx) FROM products").fetchone()   # the schema is there (cheap)
                 return db, manifest
             except sqlite3.Error as exc:

@@ -55,6 +55,7 @@ class Agent:
         except (OSError, UnicodeDecodeError) as exc:
             raise CatalogError(f"cannot read catalog {catalog_path}: {exc}") from exc
         self.gate = Gate(self.index, GROUNDING)
+        self.index.release_clue_words()
         self.llm_config = LLMConfig.from_env()
         needs_client = self.llm_config.enabled or self.llm_config.rerank_method != "none"
         client = LLMClient(self.llm_config) if needs_client else None

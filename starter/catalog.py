@@ -102,6 +102,14 @@ def _product(row: dict, pid: str, idx: int, types: dict[str, str]) -> Product:
     )
 
 
+class _Released(dict):
+    """`clue_words` after `release_clue_words`: any lookup says what happened."""
+
+    def __missing__(self, key: str) -> tuple[str, ...]:
+        raise LookupError("the card values' words were released once the agent's clue index was built "
+                          "(CatalogIndex.release_clue_words); build a Gate on a fresh CatalogIndex")
+
+
 def _joined(values: tuple[str, ...] | list[str]) -> str:
     """Values as one string for the cache.  Card values, words, types and audiences never hold the
     separator (card values are whitespace-collapsed, and U+001F is whitespace); checked anyway."""
@@ -290,6 +298,11 @@ class CatalogIndex:
                             "VALUES (?,?,?,?,?,?,?)", full)
         batch.clear()
         full.clear()
+
+    def release_clue_words(self) -> None:
+        """Let the words of every card value go: only the clue index reads them, once, when it is
+        built (17 million word strings at a million products).  Called by the agent after its gate."""
+        self.clue_words = _Released()
 
     # ---- lookups ---------------------------------------------------------------
     def idf_of(self, tok: str) -> float:

@@ -170,3 +170,13 @@ def test_entries_of_vanished_catalogs_are_dropped(small_catalog: Path, tmp_path:
     manifests = [json.loads((tmp_path / "c" / n).read_text(encoding="utf-8"))["catalog"]
                  for n in names if n.endswith(".json")]
     assert sorted(manifests) == sorted([str(kept.resolve()), str(small_catalog.resolve())])
+
+
+def test_agent_lets_the_clue_words_go_after_its_gate(small_catalog: Path) -> None:
+    from starter.agent import Agent
+
+    agent = Agent(str(small_catalog))
+    assert agent.gate.clues.clue_list and len(agent.index.clue_words) == 0
+    with pytest.raises(LookupError, match="released"):
+        agent.index.clue_words["100% Cotton"]
+    assert agent.respond("s", "I'm looking for a cotton tee", 1, 10)["recommendations"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contest.jsonl import read_jsonl
+from contest.jsonl import iter_jsonl, read_jsonl
 from contest.paths import PROJECT_ROOT, SHARED_DIR, resolve_catalog, resolve_dataset
 
 __all__ = ["PROJECT_ROOT", "SHARED_DIR", "CatalogView", "load_catalog", "load_catalog_view", "resolve_catalog",
@@ -16,7 +16,7 @@ __all__ = ["PROJECT_ROOT", "SHARED_DIR", "CatalogView", "load_catalog", "load_ca
 def load_catalog(path: Path | str) -> dict[str, dict]:
     """parent_asin -> product row, in file order."""
     products: dict[str, dict] = {}
-    for row in read_jsonl(path):
+    for row in iter_jsonl(path):
         pid = row.get("parent_asin")
         if isinstance(pid, str) and pid:
             products.setdefault(pid, row)
@@ -43,10 +43,11 @@ class CatalogView(dict):
 
 
 def load_catalog_view(path: Path | str, wanted: set[str]) -> CatalogView:
-    """All ids of the catalog plus the rows of `wanted` (e.g. the session targets)."""
+    """All ids of the catalog plus the rows of `wanted` (e.g. the session targets); the file is
+    streamed, so a million-row catalog is never held whole."""
     ids: set[str] = set()
     rows: dict[str, dict] = {}
-    for row in read_jsonl(path):
+    for row in iter_jsonl(path):
         pid = row.get("parent_asin")
         if isinstance(pid, str) and pid:
             ids.add(pid)

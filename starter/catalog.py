@@ -90,15 +90,13 @@ def _product(row: dict, pid: str, idx: int, types: dict[str, str]) -> Product:
             t = types[v] = classify(v)
         kinds.append(t)
     rn = row.get("rating_number")
-    cats = row.get("categories") if isinstance(row.get("categories"), list) else []
+    cats = row.get("categories") if isinstance(row.get("categories"), list) else None
+    title = str(row.get("title") or "")
     return Product(
-        idx=idx, pid=pid, title=str(row.get("title") or ""),
-        shelf=coarse_category(row.get("categories") if isinstance(row.get("categories"), list) else None),
-        price=_num(row.get("price")),
+        idx=idx, pid=pid, title=title, shelf=coarse_category(cats), price=_num(row.get("price")),
         rating_number=rn if isinstance(rn, int) and not isinstance(rn, bool) and rn > 0 else 0,
         average_rating=_num(row.get("average_rating")) or 0.0,
-        constraints=constraints, types=tuple(kinds),
-        audience=product_audiences(str(row.get("title") or ""), cats),
+        constraints=constraints, types=tuple(kinds), audience=product_audiences(title, cats or []),
     )
 
 
@@ -116,6 +114,11 @@ def _joined(values: tuple[str, ...] | list[str]) -> str:
     if any(_SEP in v for v in values):
         raise CatalogError(f"a catalog value holds the separator U+001F: {values!r}")
     return _SEP.join(values)
+
+
+def _phrase(word: str) -> str:
+    """A word as one quoted FTS5 phrase (its quotes doubled), so no text is read as query syntax."""
+    return '"' + word.replace('"', '""') + '"'
 
 
 def _split(text: str) -> tuple[str, ...]:
@@ -273,6 +276,10 @@ class CatalogIndex:
         self.by_pid: dict[str, int] = {p.pid: p.idx for p in products}
         keys = [(-p.rating_number, p.pid) for p in products]
         self.popular: list[int] = sorted(range(len(products)), key=keys.__getitem__)
+        # Each product's place in `popular`: sorting by it is sorting by (-rating_number, parent_asin).
+        self.popular_place: list[int] = [0] * len(products)
+        for k, i in enumerate(self.popular):
+            self.popular_place[i] = k
         # Shelves list their products most reviewed first (tie: parent_asin), as `popular` does;
         # the shelves themselves in order of their first product in the catalog.
         first: dict[str, int] = {}
@@ -354,7 +361,7 @@ class CatalogIndex:
         if got is None:
             try:
                 got = int(self.db.execute("SELECT COUNT(*) FROM full WHERE full MATCH ?",
-                                          ('"' + word.replace('"', '""') + '"',)).fetchone()[0])
+                                          (_phrase(word),)).fetchone()[0])
             except sqlite3.Error:
                 got = 0
             if len(self._df_memo) < self.cfg.weight_cache_entries:
@@ -367,7 +374,7 @@ class CatalogIndex:
         uniq = list(dict.fromkeys(w for w in words if w))[:max_words]
         if not uniq:
             return []
-        query = " OR ".join('"' + w.replace('"', '""') + '"' for w in uniq)
+        query = " OR ".join(map(_phrase, uniq))
         marks = ", ".join("?" * len(weights))
         try:
             rows = self.db.execute(

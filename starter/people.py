@@ -23,7 +23,7 @@ from grounding.shelves import ShelfMatcher
 from grounding.words import STOP, tokens
 from starter.catalog import CatalogIndex
 from starter.config import Tunables
-from starter.rank import Ranked, Tracks
+from starter.rank import Ranked, Tracks, ranked_by_weight
 from starter.understand import Reading
 
 # Words that say nothing about the product itself, on top of the stop words
@@ -121,7 +121,7 @@ def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, show
         funnel["popularity_floor"] = len(hits)
     top = max(hits[0][1], 1e-9)
     products = index.products
-    rows = []
+    rows: list[tuple[int, float, bool, float, float]] = []
     for i, s in hits:
         p = products[i]
         lw = cfg.people_text_beta * max(0.0, s) / top
@@ -133,12 +133,8 @@ def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, show
         if i in shown:
             lw -= cfg.people_shown_penalty
         lp = cfg.people_prior_alpha * math.log1p(p.rating_number)
-        rows.append((i, lw + lp, lp, lw))
-    best = max(r[1] for r in rows)
-    total = sum(math.exp(r[1] - best) for r in rows)
-    ranked = [Ranked(i, math.exp(w - best) / total, w, False, lp, ll) for i, w, lp, ll in rows]
-    ranked.sort(key=lambda r: (-r.log_weight, -products[r.idx].rating_number, products[r.idx].pid))
-    return ranked, funnel
+        rows.append((i, lw + lp, False, lp, lw))
+    return ranked_by_weight(index, rows), funnel
 
 
 _AUDIENCE_LABEL = {"women": "women's", "men": "men's", "girls": "girls'", "boys": "boys'", "baby": "baby / toddler"}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from typing import NamedTuple
-from weakref import WeakKeyDictionary
 
 from grounding.budget import BUDGET_WORDS
 from grounding.words import FILLER, tokens
@@ -150,7 +149,9 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
     tracks: dict[int, Track] = {}
     products = index.products
     shelf_beta, mismatch_beta = cfg.shelf_beta, cfg.mismatch_beta
-    cat_lls: dict[str, float] = {}
+    # Shelf evidence: -shelf_beta x (1 - the shelf's score), 0 for a shelf not scored.
+    cat_lls = {shelf: -shelf_beta * (1.0 - score) for shelf, score in shelf_scores.items()}
+    off_shelf = -shelf_beta * (1.0 - 0.0)
     if scenario is not None and obs.template:
         # The category is judged softly (cat_ll); exactness is about the value.
         template_said = _tok_set(obs.value_text or "") | obs.extra_tokens
@@ -158,9 +159,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
         firsts: dict[str, frozenset[str]] = {}
         for i in ids:
             p = products[i]
-            cat_ll = cat_lls.get(p.shelf)
-            if cat_ll is None:
-                cat_ll = cat_lls[p.shelf] = -shelf_beta * (1.0 - shelf_scores.get(p.shelf, 0.0))
+            cat_ll = cat_lls.get(p.shelf, off_shelf)
             value = SM.opening_value(p, scenario)
             seen = by_value.get(value)
             if seen is None:
@@ -184,9 +183,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
     browsing_sim = cfg.browsing_sim_cued if obs.browsing_cue else cfg.browsing_sim_uncued
     for i in ids:
         p = products[i]
-        cat_ll = cat_lls.get(p.shelf)
-        if cat_ll is None:
-            cat_ll = cat_lls[p.shelf] = -shelf_beta * (1.0 - shelf_scores.get(p.shelf, 0.0))
+        cat_ll = cat_lls.get(p.shelf, off_shelf)
         said = said_by_shelf.get(p.shelf)
         if said is None:
             said = said_by_shelf[p.shelf] = _without_budget((text_said - (cat_toks or _tok_set(p.shelf)))
@@ -315,21 +312,6 @@ class Ranked(NamedTuple):
     loglik: float
 
 
-_POPULARITY_RANK: WeakKeyDictionary[CatalogIndex, list[int]] = WeakKeyDictionary()
-
-
-def popularity_rank(index: CatalogIndex) -> list[int]:
-    """Each product's place in `index.popular` (by -rating_number, then parent_asin; parent_asins are
-    unique, so sorting by it is sorting by that pair), computed once per index."""
-    got = _POPULARITY_RANK.get(index)
-    if got is None:
-        got = [0] * len(index.products)
-        for k, i in enumerate(index.popular):
-            got[i] = k
-        _POPULARITY_RANK[index] = got
-    return got
-
-
 def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tunables,
               doubtful: set[int] | frozenset[int] = frozenset()) -> list[Ranked]:
     """Candidates by posterior probability (tie: popularity, then parent_asin).
@@ -346,21 +328,24 @@ def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tuna
     any_exact = any(t.exact for _, t in live)
     log_prior = index.log_prior
     inexact_penalty, doubtful_penalty = cfg.inexact_penalty, cfg.doubtful_penalty
-    weights: list[float] = []
+    rows: list[tuple[int, float, bool, float, float]] = []
     for i, t in live:
         lw = log_prior[i] + t.category_ll + t.loglik + t.text_ll
         if any_exact and not t.exact:
             lw -= inexact_penalty
         if i in doubtful:
             lw -= doubtful_penalty
-        weights.append(lw)
-    top = max(weights)
-    exps = [math.exp(lw - top) for lw in weights]
+        rows.append((i, lw, t.exact, log_prior[i], t.loglik + t.category_ll + t.text_ll))
+    return ranked_by_weight(index, rows)
+
+
+def ranked_by_weight(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> list[Ranked]:
+    """Candidates (idx, log weight, exact, log prior, log likelihood) as `Ranked`, with their softmax
+    probabilities, best first; ties by popularity (`index.popular_place`: -rating_number, then
+    parent_asin).  The place is unique, so the sort never compares further."""
+    top = max(r[1] for r in rows)
+    exps = [math.exp(r[1] - top) for r in rows]
     total = sum(exps)
-    pop = popularity_rank(index)
-    # Sorted as plain tuples: (-log_weight, popularity place) orders exactly as the tie-break rule
-    # says, and the place is unique, so later items are never compared.
-    rows = [(-lw, pop[i], i, lw, e, t) for (i, t), lw, e in zip(live, weights, exps)]
-    rows.sort()
-    return [Ranked(i, e / total, lw, t.exact, log_prior[i], t.loglik + t.category_ll + t.text_ll)
-            for _, _, i, lw, e, t in rows]
+    place = index.popular_place
+    order = sorted(range(len(rows)), key=lambda k: (-rows[k][1], place[rows[k][0]]))
+    return [Ranked(rows[k][0], exps[k] / total, rows[k][1], rows[k][2], rows[k][3], rows[k][4]) for k in order]

@@ -14,7 +14,7 @@ reducer is the only writer of the pool.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from grounding.shelves import ShelfGuess, ShelfMatcher
 from grounding.words import FILLER, tokens
@@ -129,31 +129,31 @@ def value_clue_hits(index: CatalogIndex, value_text: str, limit: int) -> list[in
     whole = index.clues.get(value_text)
     if whole is not None:
         return whole if len(whole) <= limit else []
-    parts = [v.strip() for v in value_text.split(";") if v.strip()]
-    sets = [index.clues.get(v) for v in parts]
-    known = [set(x) for x in sets if x]
-    if not known:
-        return []
-    common = set.intersection(*known)
+    common = list(_holding_every_part(index, value_text))
     return sorted(common)[:limit] if len(common) <= limit else []
 
 
 def has_value_clue(index: CatalogIndex, value_text: str) -> bool:
     """Whether some product's card holds the said value(s) verbatim: `value_clue_hits` with no limit is
-    non-empty.  A part's products are those whose card holds it, so the products of the part with
-    the fewest are checked against the other parts on their own cards (no set of a common
-    value's thousands of products is built)."""
+    non-empty (found without listing them all)."""
     whole = index.clues.get(value_text)
     if whole is not None:
         return bool(whole)
+    return any(True for _ in _holding_every_part(index, value_text))
+
+
+def _holding_every_part(index: CatalogIndex, value_text: str) -> Iterator[int]:
+    """The products whose card holds every "; "-part of the text that is a catalog value (none when
+    no part is).  Those of the part with the fewest products are checked against the other parts on
+    their own cards: no set of a common value's thousands of products is built."""
     parts = [v.strip() for v in value_text.split(";") if v.strip()]
     known = [(len(ids), k) for k, ids in enumerate(index.clues.get(v) for v in parts) if ids]
     if not known:
-        return False
+        return iter(())
     _, rarest = min(known)
     others = list(dict.fromkeys(parts[k] for _, k in known if k != rarest))
     products = index.products
-    return any(all(v in products[i].constraints for v in others) for i in index.clues[parts[rarest]])
+    return (i for i in index.clues[parts[rarest]] if all(v in products[i].constraints for v in others))
 
 
 def expand_pool(index: CatalogIndex, pool: Pool, obs: Reading, cfg: Tunables) -> Growth:

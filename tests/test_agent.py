@@ -391,7 +391,8 @@ def test_question_answers_equal_the_reveal_rule_on_random_cards() -> None:
 
 
 def test_has_value_clue_equals_the_plain_set_check(proxy_agent) -> None:
-    """`has_value_clue` (rarest part first) answers as `value_clue_hits` with no limit would."""
+    """`has_value_clue` and `value_clue_hits` (rarest part first) answer as intersecting the product
+    sets of every part that is a catalog value would."""
     from starter.retrieve import has_value_clue, value_clue_hits
 
     index = proxy_agent.index
@@ -403,4 +404,8 @@ def test_has_value_clue_equals_the_plain_set_check(proxy_agent) -> None:
         if rng.random() < 0.3:
             parts.append(rng.choice(clues))
         text = "; ".join(parts)
-        assert has_value_clue(index, text) == bool(value_clue_hits(index, text, len(index.products))), text
+        whole = index.clues.get(text)
+        known = [set(index.clues[v.strip()]) for v in text.split(";") if index.clues.get(v.strip())]
+        plain = set(whole) if whole is not None else (set.intersection(*known) if known else set())
+        assert has_value_clue(index, text) == bool(plain), text
+        assert value_clue_hits(index, text, len(index.products)) == sorted(plain), text

@@ -7,6 +7,7 @@ the official `catalog.jsonl` in `data/` gets the real benchmark.
 """
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -19,6 +20,18 @@ INDEX_CACHE_ENV = "AGENT_INDEX_CACHE"
 def disable_index_cache() -> None:
     """`--no-cache`: agents built by this process (and its workers) build their index afresh."""
     os.environ[INDEX_CACHE_ENV] = "off"
+
+
+class _NoCache(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None) -> None:  # noqa: ANN001
+        disable_index_cache()
+        setattr(namespace, self.dest, True)
+
+
+def add_no_cache_argument(ap: argparse.ArgumentParser) -> None:
+    """The `--no-cache` flag of every command that builds an agent (given, it turns the cache off)."""
+    ap.add_argument("--no-cache", action=_NoCache, nargs=0, default=False,
+                    help="build the catalog index afresh (no on-disk index cache; also AGENT_INDEX_CACHE=off)")
 
 
 def load_env_file(path: Path | None = None) -> bool:

@@ -14,7 +14,7 @@ import sys
 import time
 from typing import TextIO
 
-from contest.paths import disable_index_cache
+from contest.paths import add_no_cache_argument
 from demo.render import Style, render_explain, render_products, use_color
 from demo.session import DEFAULT_AGENT, ChatSession, ProductLookup, SessionError, build_agent
 from evaluator.data import resolve_catalog
@@ -85,11 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--catalog", help="catalog JSONL (default: as the evaluator resolves it)")
     ap.add_argument("--agent", default=DEFAULT_AGENT, help="module:Class (default %(default)s)")
     ap.add_argument("--no-color", action="store_true", help="no ANSI colours (also off when stdout is not a tty)")
-    ap.add_argument("--no-cache", action="store_true",
-                    help="build the catalog index afresh (no on-disk index cache; also AGENT_INDEX_CACHE=off)")
+    add_no_cache_argument(ap)
     args = ap.parse_args(argv)
-    if args.no_cache:
-        disable_index_cache()
     try:
         catalog_path = resolve_catalog(args.catalog)
     except FileNotFoundError as exc:

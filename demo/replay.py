@@ -15,7 +15,7 @@ import json
 import sys
 import time
 
-from contest.paths import disable_index_cache
+from contest.paths import add_no_cache_argument
 from demo.render import Style, render_session, use_color
 from demo.session import DEFAULT_AGENT, ProductLookup, SessionError, build_agent, find_row, play_evaluator_session
 from evaluator.data import read_jsonl, resolve_catalog, resolve_dataset
@@ -33,11 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--drop-rate", type=float, default=0.35, help="share of value words dropped by --perturb drop")
     ap.add_argument("--json", action="store_true", help="print the outcome, transcript and raw debug snapshots as JSON")
     ap.add_argument("--no-color", action="store_true", help="no ANSI colours (also off when stdout is not a tty)")
-    ap.add_argument("--no-cache", action="store_true",
-                    help="build the catalog index afresh (no on-disk index cache; also AGENT_INDEX_CACHE=off)")
+    add_no_cache_argument(ap)
     args = ap.parse_args(argv)
-    if args.no_cache:
-        disable_index_cache()
     try:
         catalog_path = resolve_catalog(args.catalog)
         dataset_path = resolve_dataset(args.dataset)

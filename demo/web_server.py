@@ -26,7 +26,7 @@ import uvicorn
 from starlette.types import ASGIApp
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from contest.paths import disable_index_cache
+from contest.paths import add_no_cache_argument
 from demo.session import DEFAULT_AGENT, ProductLookup, build_agent, dataset_paths
 from demo import web
 from demo.web import DemoApp, json_bytes, render_page
@@ -172,11 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-alive", type=float, default=KEEP_ALIVE,
                     help="seconds an idle connection stays open (default %(default)s)")
     ap.add_argument("--verbose", action="store_true", help="log every request")
-    ap.add_argument("--no-cache", action="store_true",
-                    help="build the catalog index afresh (no on-disk index cache; also AGENT_INDEX_CACHE=off)")
+    add_no_cache_argument(ap)
     args = ap.parse_args(argv)
-    if args.no_cache:
-        disable_index_cache()
     try:
         if not 0 <= args.port <= 65535:
             raise ValueError(f"--port must be 0-65535, got {args.port}")

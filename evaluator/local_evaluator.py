@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import contest as P
-from contest.paths import disable_index_cache, load_env_file, missing_data_help
+from contest.paths import add_no_cache_argument, load_env_file, missing_data_help
 from evaluator.data import load_catalog, load_catalog_view, read_jsonl, resolve_catalog, resolve_dataset
 from evaluator.perturb import make_phrasing, parse_modes
 
@@ -292,11 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--perturb", default="none", help="none | para | drop | catdamage | hideclue, or a '+' combination")
     ap.add_argument("--drop-rate", type=float, default=0.35, help="share of value words dropped by --perturb drop")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
-    ap.add_argument("--no-cache", action="store_true",
-                    help="build the catalog index afresh (no on-disk index cache; also AGENT_INDEX_CACHE=off)")
+    add_no_cache_argument(ap)
     args = ap.parse_args(argv)
-    if args.no_cache:
-        disable_index_cache()
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     load_env_file()

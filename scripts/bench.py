@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from contest.paths import disable_index_cache
+from contest.paths import add_no_cache_argument
 from evaluator.data import load_catalog_view, read_jsonl, resolve_catalog, resolve_dataset
 from evaluator.local_evaluator import DEFAULT_AGENT, build_summary, evaluate
 
@@ -28,11 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--agent", default=DEFAULT_AGENT)
     ap.add_argument("--perturb", default="none")
     ap.add_argument("--json", dest="json_out", help="also write the figures as JSON here")
-    ap.add_argument("--no-cache", action="store_true",
-                    help="build the catalog index afresh (no on-disk index cache; also AGENT_INDEX_CACHE=off)")
+    add_no_cache_argument(ap)
     args = ap.parse_args(argv)
-    if args.no_cache:
-        disable_index_cache()
 
     from evaluator.perturb import parse_modes
     catalog_path = resolve_catalog(args.catalog)

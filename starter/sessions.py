@@ -41,9 +41,6 @@ class SessionStore:
     def __contains__(self, session_id: str) -> bool:
         return session_id in self.live or self._profile(session_id) is not None
 
-    def get_live(self, session_id: str) -> SessionState | None:
-        return self.live.get(session_id)
-
     def reset(self, session_id: str, profile: dict) -> SessionState:
         """A fresh session (its journal restarts)."""
         with self._lock:

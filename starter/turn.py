@@ -26,9 +26,8 @@ from starter.rank import Tracks
 from starter.replies import people_message, response_message
 from starter.rerank import Reranker
 from starter.state import (ConstraintsRecorded, Constraint, MessageExplained, MessageRead, PathReplayed, PoolGrown,
-                           PoolOpened,
-                           RelevanceComputed, ResponseSent, SessionState, TracksUpdated, TurnTraced, UsageAdded,
-                           apply)
+                           PoolOpened, RelevanceComputed, ResponseSent, SessionState, TracksUpdated, TurnTraced,
+                           UsageAdded, apply)
 from starter.understand import Reading, Understander, Understanding
 
 _ZERO = (("prompt_tokens", 0), ("completion_tokens", 0))

@@ -147,10 +147,15 @@ def test_warm_load_repeats_the_row_warnings(tmp_path: Path, caplog: pytest.LogCa
 
 
 def test_no_cache_flag_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    from contest.paths import disable_index_cache
+    import argparse
 
+    from contest.paths import add_no_cache_argument
+
+    ap = argparse.ArgumentParser()
+    add_no_cache_argument(ap)
     monkeypatch.setenv("AGENT_INDEX_CACHE", "/somewhere")
-    disable_index_cache()
+    assert ap.parse_args([]).no_cache is False and default_cache_dir() == Path("/somewhere")
+    assert ap.parse_args(["--no-cache"]).no_cache is True
     assert default_cache_dir() is None
 
 

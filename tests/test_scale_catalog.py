@@ -117,6 +117,12 @@ def read(path: Path) -> tuple[list[str], list[dict]]:
     return lines, [json.loads(x) for x in lines]
 
 
+def new_rows(source: Path, lines: list[str], rows: list[dict]) -> list[dict]:
+    """The output rows that are not source lines copied verbatim (the derived ones)."""
+    src_lines = set(source.read_text(encoding="utf-8").splitlines(keepends=True))
+    return [r for line, r in zip(lines, rows) if line not in src_lines]
+
+
 def test_deterministic_across_runs_hash_seeds_and_workers(source: Path, tmp_path: Path, capsys) -> None:
     rows = 2600                                 # 2552 new rows: two work chunks, so --workers 2 really splits
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
@@ -148,7 +154,7 @@ def test_rows_ids_originals_and_schema(source: Path, tmp_path: Path, capsys) -> 
     ids = [r["parent_asin"] for r in rows]
     assert len(set(ids)) == len(ids)
     src_ids = {json.loads(x)["parent_asin"] for x in src_lines}
-    new = [r for line, r in zip(lines, rows) if line not in set(src_lines)]
+    new = new_rows(source, lines, rows)
     assert len(new) == 1000 - len(src_lines)
     assert all(ID_RE.fullmatch(r["parent_asin"]) and r["parent_asin"] not in src_ids for r in new)
 
@@ -201,8 +207,7 @@ def test_audience_variants_move_to_existing_siblings(source: Path, tmp_path: Pat
     assert run_main(source, out, 1000, "--audience-share", "1") == 0
     capsys.readouterr()
     lines, rows = read(out)
-    src_lines = set(source.read_text(encoding="utf-8").splitlines(keepends=True))
-    new = [r for line, r in zip(lines, rows) if line not in src_lines]
+    new = new_rows(source, lines, rows)
     src_paths = {tuple(p) for p in PATHS}
     assert all(tuple(r["categories"]) in src_paths for r in new)
     checked = 0
@@ -233,8 +238,7 @@ def test_values_vary_and_stay_consistent(source: Path, tmp_path: Path, capsys) -
     capsys.readouterr()
     lines, rows = read(out)
     src_rows = synthetic_rows()
-    src_lines = set(source.read_text(encoding="utf-8").splitlines(keepends=True))
-    new = [r for line, r in zip(lines, rows) if line not in src_lines]
+    new = new_rows(source, lines, rows)
 
     # Titles, feature lists and model numbers are mostly new; a few exact repeats are realistic.
     src_titles = {r["title"] for r in src_rows}
@@ -287,8 +291,7 @@ def test_protected_targets_are_not_reused(source: Path, protect: Path, tmp_path:
     assert re.search(r"^\s+protected_targets\s+1$", summary, re.MULTILINE)
     assert re.search(r"^\s+excluded_from_bases\s+2$", summary, re.MULTILINE)   # the target and its near-clone
     lines, rows = read(out)
-    src_lines = set(source.read_text(encoding="utf-8").splitlines(keepends=True))
-    new = [r for line, r in zip(lines, rows) if line not in src_lines]
+    new = new_rows(source, lines, rows)
     target = synthetic_rows()[9]
     assert any(r["parent_asin"] == target["parent_asin"] for r in rows)
     for r in new:

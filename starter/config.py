@@ -112,11 +112,11 @@ class Tunables:
     # store, description), candidates read.  hand-set (reference agent's weights); 40 words bound
     # the cost of a word salad (bench_robustness) and never bind on the persona cards.
     people_max_words: int = 40
-    # Words held by more than this share of the products are left out of the people query: FTS5's
-    # BM25 gives them an IDF of 1e-6 (its floor for IDF <= 0, i.e. df >= N/2): they add at most a
-    # millionth to a score but make the query visit most rows ("women": 35,070 of 50,000 products,
-    # 25 of the 34 ms of "black leather ankle boots women under 80").
-    people_common_word_share: float = 0.5
+    # Words held by more than this share of the products are left out of a BM25 query (people and
+    # template path alike): FTS5's BM25 gives them an IDF of 1e-6 (its floor for IDF <= 0, i.e.
+    # df >= N/2): they add at most a millionth to a score but make the query visit most rows
+    # ("women": 35,070 of 50,000 products, 25 of the 34 ms of "black leather ankle boots women under 80").
+    common_word_share: float = 0.5
     people_field_weights: tuple[float, float, float, float, float, float] = (6.0, 4.0, 2.5, 2.5, 1.5, 1.0)
     # Candidates read: 500 measured tune 0.984150 / confirm 0.971375 against 0.982200 / 0.971375 at 2000.
     people_candidates: int = 500
@@ -143,11 +143,15 @@ class Tunables:
     handoff_max_words: int = 60
     # Before this turn show only the best product while the shopper still has more to say.
     people_insurance_turn: int = 4
-    # Memo sizes (entries) of the IDF weight of a word set and of a text's word set.  A bound on
-    # memory: after 2,000 mixed sessions they held 134,266 and 60,640 entries and RSS still grew
-    # (bench_robustness at 9f353eb); the memos save microseconds a lookup, so they stop early.
+    # Memo sizes (entries) of a word's full-text document frequency and of a text's word set.  A
+    # bound on memory: after 2,000 mixed sessions the memos held 134,266 and 60,640 entries and RSS
+    # still grew (bench_robustness at 9f353eb); the memos save microseconds a lookup, so they stop early.
     weight_cache_entries: int = 50_000
     token_set_cache_entries: int = 50_000
+    # Memo of the IDF weight of a word set, emptied when it holds this many: its keys are frozensets,
+    # which the garbage collector walks word by word on every full collection (42,000 keys made
+    # each one about 105 ms longer, paid by whichever turn it fell in).  4,096 keys cost ~10 ms.
+    weight_memo_entries: int = 4096
     # Memo of each product's word set (title + card values): a bound for catalogs far larger than
     # the proxy (2,000 mixed sessions touched 49,061 of its 50,000 products).
     product_tokens_cache_entries: int = 100_000

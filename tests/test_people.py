@@ -150,8 +150,22 @@ def test_people_query_leaves_out_words_most_products_hold(small_catalog: Path) -
     from starter.config import TUNABLES
 
     ix = CatalogIndex(small_catalog, TUNABLES, None)
-    assert ix._fulltext_df("imported") == 5 and ix._fulltext_df("leather") == 2
+    assert ix._df("full", "imported") == 5 and ix._df("full", "leather") == 2
     both = ix.fulltext(["imported", "leather"], 10)
     assert {ix.products[i].pid for i, _ in both} == {"B1", "B3"}
     alone = ix.fulltext(["imported"], 10)
+    assert {ix.products[i].pid for i, _ in alone} == {"T1", "T2", "T3", "T4", "T5"}
+
+
+def test_catalog_query_leaves_out_words_most_products_hold(small_catalog: Path) -> None:
+    """The template path's BM25 (title, category path, card values) drops them the same way:
+    "tee" is in 5 of 8 titles; a salad that names it with "leather" asks only for "leather"."""
+    from starter.catalog import CatalogIndex
+    from starter.config import TUNABLES
+
+    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    assert ix._df("docs", "tee") == 5 and ix._df("docs", "leather") == 2
+    both = ix.bm25(["tee", "leather"], 10)
+    assert {ix.products[i].pid for i, _ in both} == {"B1", "B3"}
+    alone = ix.bm25(["tee"], 10)
     assert {ix.products[i].pid for i, _ in alone} == {"T1", "T2", "T3", "T4", "T5"}

@@ -1,0 +1,56 @@
+"""The turn's memos stay out of the garbage collector's way and within their bounds.
+
+A full collection walks every object it tracks, and every word of every set it
+holds; memos that filled with frozensets (40,000 products' word sets, 42,000
+IDF-weight keys, 30,000 texts' word sets) made each full collection 200-300 ms,
+paid by whichever turn it fell in (bench_robustness fuzz).  The memos now keep
+tuples of strings, which the collector stops tracking, and the one memo keyed by
+sets is emptied when full.
+"""
+from __future__ import annotations
+
+import dataclasses
+import gc
+from pathlib import Path
+
+from starter import rank as RANK
+from starter.catalog import CatalogIndex
+from starter.config import TUNABLES
+
+
+def test_memo_values_are_not_tracked_by_the_garbage_collector(small_catalog: Path) -> None:
+    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    for i in range(len(ix.products)):
+        ix.product_tokens(i)
+    for p in ix.products:
+        RANK.value_similarity(ix, p.constraints, frozenset({"cotton", "black"}))
+    gc.collect()
+    assert ix._product_tokens and not any(gc.is_tracked(v) for v in ix._product_tokens.values())
+    texts = [v for p in ix.products for v in p.constraints]
+    assert all(not gc.is_tracked(RANK._TOKSET_CACHE[t]) for t in texts if t in RANK._TOKSET_CACHE)
+
+
+def test_product_tokens_hold_each_word_once_in_order(small_catalog: Path) -> None:
+    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    t4 = ix.product_tokens(ix.by_pid["T4"])
+    assert isinstance(t4, tuple) and len(t4) == len(set(t4))
+    assert t4[:5] == ("cotton", "tee", "black", "v", "neck") and {"100", "imported"} <= set(t4)
+
+
+def test_negation_and_coverage_read_the_word_tuples(small_catalog: Path) -> None:
+    """said_coverage's IDF share and the negation test give what set algebra gives."""
+    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    b1 = ix.by_pid["B1"]
+    said = frozenset({"leather", "brown", "suede"})
+    have = set(ix.product_tokens(b1))
+    assert 0 < RANK.said_coverage(ix, b1, said) == ix.weight(frozenset(said & have)) / ix.weight(said) < 1
+    assert RANK.said_coverage(ix, b1, frozenset({"suede"})) == 0.0
+
+
+def test_weight_memo_is_emptied_when_full(small_catalog: Path) -> None:
+    cfg = dataclasses.replace(TUNABLES, weight_memo_entries=3)
+    ix = CatalogIndex(small_catalog, cfg, None)
+    sets = [frozenset({w}) for w in ("cotton", "tee", "black", "leather", "boot")]
+    first = [ix.weight(s) for s in sets]
+    assert len(ix._weights) <= 3
+    assert [ix.weight(s) for s in sets] == first == [ix.idf_of(next(iter(s))) for s in sets]

@@ -143,29 +143,14 @@ def test_persona_sessions_on_the_small_catalog(people_catalog: Path) -> None:
     assert build_summary([rec])["recommended_technical_score"] > 0.9
 
 
-def test_people_query_leaves_out_words_most_products_hold(small_catalog: Path) -> None:
-    """"imported" is on 5 of 8 products: FTS5 would give it an IDF of 1e-6, so it is not asked;
-    asked alone it is kept (a query never goes empty)."""
-    from starter.catalog import CatalogIndex
-    from starter.config import TUNABLES
-
+@pytest.mark.parametrize("table, query, common", [("full", "fulltext", "imported"), ("docs", "bm25", "tee")])
+def test_queries_leave_out_words_most_products_hold(small_catalog: Path, table: str, query: str, common: str) -> None:
+    """"imported" is on 5 of 8 products (every field: the people query), "tee" in 5 of 8 titles (title,
+    category path and card values: the template path's BM25): FTS5 would give each an IDF of 1e-6,
+    so it is not asked next to "leather"; asked alone it is kept (a query never goes empty)."""
     ix = CatalogIndex(small_catalog, TUNABLES, None)
-    assert ix._df("full", "imported") == 5 and ix._df("full", "leather") == 2
-    both = ix.fulltext(["imported", "leather"], 10)
+    assert ix._df(table, common) == 5 and ix._df(table, "leather") == 2
+    both = getattr(ix, query)([common, "leather"], 10)
     assert {ix.products[i].pid for i, _ in both} == {"B1", "B3"}
-    alone = ix.fulltext(["imported"], 10)
-    assert {ix.products[i].pid for i, _ in alone} == {"T1", "T2", "T3", "T4", "T5"}
-
-
-def test_catalog_query_leaves_out_words_most_products_hold(small_catalog: Path) -> None:
-    """The template path's BM25 (title, category path, card values) drops them the same way:
-    "tee" is in 5 of 8 titles; a salad that names it with "leather" asks only for "leather"."""
-    from starter.catalog import CatalogIndex
-    from starter.config import TUNABLES
-
-    ix = CatalogIndex(small_catalog, TUNABLES, None)
-    assert ix._df("docs", "tee") == 5 and ix._df("docs", "leather") == 2
-    both = ix.bm25(["tee", "leather"], 10)
-    assert {ix.products[i].pid for i, _ in both} == {"B1", "B3"}
-    alone = ix.bm25(["tee"], 10)
+    alone = getattr(ix, query)([common], 10)
     assert {ix.products[i].pid for i, _ in alone} == {"T1", "T2", "T3", "T4", "T5"}

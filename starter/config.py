@@ -143,7 +143,7 @@ class Tunables:
     handoff_max_words: int = 60
     # Before this turn show only the best product while the shopper still has more to say.
     people_insurance_turn: int = 4
-    # Memo sizes (entries) of a word's full-text document frequency and of a text's word set.  A
+    # Memo sizes (entries) of a word's document frequency (per FTS5 table) and of a text's word set.  A
     # bound on memory: after 2,000 mixed sessions the memos held 134,266 and 60,640 entries and RSS
     # still grew (bench_robustness at 9f353eb); the memos save microseconds a lookup, so they stop early.
     weight_cache_entries: int = 50_000

@@ -6,7 +6,9 @@ messages (random catalog words, cue words, negations, prices, unicode, control
 characters, injection text, up to 4,000 characters).  Prints, per kind, the
 `respond` latency (median, p95, max), the ten slowest fuzz messages, and the
 process RSS after every 100 sessions (does it plateau?).  Offline
-(`LLM_ENABLED=0`); timings depend on the machine and its load.
+(`LLM_ENABLED=0`); timings depend on the machine and its load, so compare
+checkouts with `--base OLD [--new NEW]`: the same bench runs in both at once
+(one process each) and both reports are printed.
 """
 from __future__ import annotations
 
@@ -63,7 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="also write the report to this file")
     ap.add_argument("--fuzz-only", type=int, metavar="N",
                     help="only N fuzz messages (sessions of five), timed in wall and CPU time")
+    ap.add_argument("--base", help="side by side: run the same bench in this checkout (e.g. a git worktree of "
+                                   "the old commit) and in --new at the same time, one process each")
+    ap.add_argument("--new", default=str(PROJECT_ROOT), help="with --base: the checkout of the new code")
     args = ap.parse_args(argv)
+    if args.base:
+        return side_by_side(args, list(argv if argv is not None else sys.argv[1:]))
     from tqdm import tqdm
 
     from starter.agent import Agent
@@ -123,6 +130,41 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
     return 0
+
+
+def side_by_side(args: argparse.Namespace, argv: list[str]) -> int:
+    """The bench in two checkouts at once (one process each, so each has a core of a 2-core machine):
+    the same messages under the same load, which a comparison with another day's figures is not."""
+    import subprocess
+    import tempfile
+
+    rest: list[str] = []
+    skip = False
+    for a in argv:                  # the children get every argument but --base/--new/--out
+        if skip:
+            skip = False
+        elif a in ("--base", "--new", "--out"):
+            skip = True
+        elif not a.startswith(("--base=", "--new=", "--out=")):
+            rest.append(a)
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = []
+        for label, repo in (("base", args.base), ("new", args.new)):
+            out = Path(tmp) / f"{label}.txt"
+            env = dict(os.environ, PYTHONPATH=str(Path(repo).resolve()))
+            proc = subprocess.Popen([sys.executable, "-m", "scripts.bench_robustness", *rest, "--out", str(out)],
+                                    cwd=repo, env=env, stdout=subprocess.DEVNULL)
+            runs.append((label, repo, out, proc))
+        lines = [f"# side by side, at the same time: python -m scripts.bench_robustness {' '.join(rest)}"]
+        for label, repo, out, proc in runs:
+            code = proc.wait()
+            lines += [f"## {label}: {repo}" + (f" (exit {code})" if code else ""),
+                      out.read_text(encoding="utf-8").rstrip() if out.is_file() else "(no report)", ""]
+    text = "\n".join(lines).rstrip()
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    return max(proc.returncode for *_, proc in runs)
 
 
 def fuzz_only(n: int, seed: int, out: str | None) -> int:

@@ -18,6 +18,20 @@ def test_fuzz_only_reports_wall_cpu_and_the_slowest(proxy_catalog: Path, tmp_pat
     assert "over 200 ms of CPU:" in text and text == capsys.readouterr().out
 
 
+def test_fuzz_side_by_side_runs_both_checkouts(proxy_catalog: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from contest.paths import PROJECT_ROOT
+    from scripts.bench_robustness import main
+
+    out = tmp_path / "both.txt"
+    argv = ["--fuzz-only", "3", "--seed", "5", "--base", str(PROJECT_ROOT), "--out", str(out)]
+    assert main(argv) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("# side by side, at the same time: python -m scripts.bench_robustness --fuzz-only 3 --seed 5")
+    assert text.count("3 fuzz messages, seed 5") == 2 and "## base: " in text and "## new: " in text
+    assert text.count("(3 turns)") == 4 and text == capsys.readouterr().out
+
+
 def test_bench_scale_table_and_one_small_catalog(small_catalog: Path, tmp_path: Path) -> None:
     from scripts.bench_scale import main
 

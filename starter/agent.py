@@ -82,8 +82,11 @@ class Agent:
         if self.cfg.freeze_after_build:
             # The index is built and never changes: taken out of the cyclic collector's reach, a full
             # collection during a turn no longer walks its million references (a pause of ~0.2 s).
+            # Full collections still walk the live sessions' tracks, so they are made rarer.
             gc.collect()
             gc.freeze()
+            young, middle, full = gc.get_threshold()
+            gc.set_threshold(young, middle, max(full, self.cfg.full_collection_threshold))
 
     @property
     def sessions(self) -> dict[str, SessionState]:

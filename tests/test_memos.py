@@ -54,3 +54,20 @@ def test_weight_memo_is_emptied_when_full(small_catalog: Path) -> None:
     first = [ix.weight(s) for s in sets]
     assert len(ix._weights) <= 3
     assert [ix.weight(s) for s in sets] == first == [ix.idf_of(next(iter(s))) for s in sets]
+
+
+def test_the_agent_makes_full_collections_rarer_unless_told_not_to(small_catalog: Path) -> None:
+    from starter.agent import Agent
+
+    saved = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        Agent(str(small_catalog), dataclasses.replace(TUNABLES, freeze_after_build=False))
+        assert gc.get_threshold() == (700, 10, 10)
+        Agent(str(small_catalog), TUNABLES)
+        assert gc.get_threshold() == (700, 10, TUNABLES.full_collection_threshold)
+        gc.set_threshold(700, 10, 5000)        # a host's own higher setting is kept
+        Agent(str(small_catalog), TUNABLES)
+        assert gc.get_threshold() == (700, 10, 5000)
+    finally:
+        gc.set_threshold(*saved)

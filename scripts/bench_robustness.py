@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--new", default=str(PROJECT_ROOT), help="with --base: the checkout of the new code")
     args = ap.parse_args(argv)
     if args.base:
-        return side_by_side(args, list(argv if argv is not None else sys.argv[1:]))
+        return side_by_side(args)
     from tqdm import tqdm
 
     from starter.agent import Agent
@@ -125,46 +125,40 @@ def main(argv: list[str] | None = None) -> int:
     lines.append(f"cache entries: token sets {len(RANK._TOKSET_CACHE)}, IDF weights {len(agent.index._weights)}, "
                  f"product tokens {len(agent.index._product_tokens)}, spelling corrections "
                  f"{len(agent.gate.clues._correct_cache)}; journal {journal[0]} inputs, {journal[1] / 1e6:.1f} MB of text")
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    report("\n".join(lines), args.out)
     return 0
 
 
-def side_by_side(args: argparse.Namespace, argv: list[str]) -> int:
+def side_by_side(args: argparse.Namespace) -> int:
     """The bench in two checkouts at once (one process each, so each has a core of a 2-core machine):
     the same messages under the same load, which a comparison with another day's figures is not."""
     import subprocess
     import tempfile
 
-    rest: list[str] = []
-    skip = False
-    for a in argv:                  # the children get every argument but --base/--new/--out
-        if skip:
-            skip = False
-        elif a in ("--base", "--new", "--out"):
-            skip = True
-        elif not a.startswith(("--base=", "--new=", "--out=")):
-            rest.append(a)
+    bench = ["--fuzz-only", str(args.fuzz_only)] if args.fuzz_only else ["--sessions", str(args.sessions)]
+    bench += ["--seed", str(args.seed)]
     with tempfile.TemporaryDirectory() as tmp:
         runs = []
         for label, repo in (("base", args.base), ("new", args.new)):
             out = Path(tmp) / f"{label}.txt"
             env = dict(os.environ, PYTHONPATH=str(Path(repo).resolve()))
-            proc = subprocess.Popen([sys.executable, "-m", "scripts.bench_robustness", *rest, "--out", str(out)],
+            proc = subprocess.Popen([sys.executable, "-m", "scripts.bench_robustness", *bench, "--out", str(out)],
                                     cwd=repo, env=env, stdout=subprocess.DEVNULL)
             runs.append((label, repo, out, proc))
-        lines = [f"# side by side, at the same time: python -m scripts.bench_robustness {' '.join(rest)}"]
+        lines = [f"# side by side, at the same time: python -m scripts.bench_robustness {' '.join(bench)}"]
         for label, repo, out, proc in runs:
             code = proc.wait()
             lines += [f"## {label}: {repo}" + (f" (exit {code})" if code else ""),
                       out.read_text(encoding="utf-8").rstrip() if out.is_file() else "(no report)", ""]
-    text = "\n".join(lines).rstrip()
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
+    report("\n".join(lines).rstrip(), args.out)
     return max(proc.returncode for *_, proc in runs)
+
+
+def report(text: str, out: str | None) -> None:
+    """Print the report, and write it to `out` when given."""
+    print(text)
+    if out:
+        Path(out).write_text(text + "\n", encoding="utf-8")
 
 
 def fuzz_only(n: int, seed: int, out: str | None) -> int:
@@ -201,10 +195,7 @@ def fuzz_only(n: int, seed: int, out: str | None) -> int:
     lines.append("slowest (CPU ms, wall ms):")
     lines += [f"  {c:7.1f} {w:7.1f}  {m[:90]!r}{' ...' if len(m) > 90 else ''} ({len(m)} chars)" for c, w, m in slow]
     lines.append(f"load average (1 min) at the end {os.getloadavg()[0]:.2f}")
-    text = "\n".join(lines)
-    print(text)
-    if out:
-        Path(out).write_text(text + "\n", encoding="utf-8")
+    report("\n".join(lines), out)
     return 0
 
 

@@ -377,7 +377,7 @@ class CatalogIndex:
                                           (_phrase(word),)).fetchone()[0])
             except sqlite3.Error:
                 got = 0
-            if len(self._df_memo) < self.cfg.weight_cache_entries:
+            if len(self._df_memo) < self.cfg.df_cache_entries:
                 self._df_memo[key] = got
         return got
 

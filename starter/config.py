@@ -143,10 +143,11 @@ class Tunables:
     handoff_max_words: int = 60
     # Before this turn show only the best product while the shopper still has more to say.
     people_insurance_turn: int = 4
-    # Memo sizes (entries) of a word's document frequency (per FTS5 table) and of a text's word set.  A
-    # bound on memory: after 2,000 mixed sessions the memos held 134,266 and 60,640 entries and RSS
-    # still grew (bench_robustness at 9f353eb); the memos save microseconds a lookup, so they stop early.
-    weight_cache_entries: int = 50_000
+    # Memo sizes (entries) of a word's document frequency (per FTS5 table) and of a text's word set:
+    # bounds on memory (unbounded, the word-set memo and the IDF-weight memo held 60,640 and 134,266
+    # entries after 2,000 mixed sessions and RSS still grew: bench_robustness at 9f353eb); a memo
+    # saves microseconds a lookup, so they stop adding when full.
+    df_cache_entries: int = 50_000
     token_set_cache_entries: int = 50_000
     # Memo of the IDF weight of a word set, emptied when it holds this many: its keys are frozensets,
     # which the garbage collector walks word by word on every full collection (42,000 keys made

@@ -46,6 +46,7 @@ class Track(NamedTuple):
 
 _TOKSET_CACHE: dict[str, tuple[str, ...]] = {}
 TOKEN_SET_CACHE_ENTRIES = TUNABLES.token_set_cache_entries
+SUBSTRING_SCAN_MAX_WORDS = TUNABLES.substring_scan_max_words
 
 
 def _tok_words(text: str) -> tuple[str, ...]:
@@ -90,7 +91,12 @@ def value_similarity(index: CatalogIndex, predicted: tuple[str, ...] | list[str]
 def _may_share(values: tuple[str, ...] | list[str], said: frozenset[str]) -> bool:
     """Whether a said word may be a word of the values.  Every token of a text is a substring of its
     lower-cased form (`grounding.words.tokens`), so a said word found in no value's lower-cased text
-    is in none of their token sets: False proves the sets are disjoint, without tokenising."""
+    is in none of their token sets: False proves the sets are disjoint, without tokenising.  A long
+    message (a pasted list, a word salad) is checked against the values' (memoised) words instead:
+    one scan per said word per value costs more than tokenising once.  Either way, False only when
+    the sets are disjoint, where the full computation gives 0.0 too."""
+    if len(said) > SUBSTRING_SCAN_MAX_WORDS:
+        return any(not said.isdisjoint(_tok_words(value)) for value in values)
     for value in values:
         low = value.lower()
         for word in said:
@@ -344,6 +350,25 @@ def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tuna
             lw -= doubtful_penalty
         rows.append((i, lw, t.exact, log_prior[i], t.loglik + t.category_ll + t.text_ll))
     return ranked_by_weight(index, rows)
+
+
+def most_probable(index: CatalogIndex, tracks: Tracks, cfg: Tunables) -> int | None:
+    """The candidate `posterior(index, tracks, set(), cfg)` ranks first, without ranking the rest
+    (the same log weights, the same tie-break), or None when there are none."""
+    if not tracks:
+        return None
+    any_exact = any(t.exact for t in tracks.values())
+    log_prior, inexact_penalty, place = index.log_prior, cfg.inexact_penalty, index.popular_place
+    best: tuple[float, int] | None = None
+    best_idx: int | None = None
+    for i, t in tracks.items():
+        lw = log_prior[i] + t.category_ll + t.loglik + t.text_ll
+        if any_exact and not t.exact:
+            lw -= inexact_penalty
+        key = (-lw, place[i])
+        if best is None or key < best:
+            best, best_idx = key, i
+    return best_idx
 
 
 def ranked_by_weight(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> list[Ranked]:

@@ -187,8 +187,8 @@ class TurnPipeline:
             self._mark_explained(state, reading, tracks)
             tracks = RANK.with_relevance(tracks, self._relevance(state, pool.shelf.scored), cfg)
             if scenario == "unknown":
-                best = RANK.posterior(index, tracks, set(), cfg)
-                scenario = tracks[best[0].idx].scenario if best else "browsing"
+                best = RANK.most_probable(index, tracks, cfg)
+                scenario = tracks[best].scenario if best is not None else "browsing"
             apply(state, PoolOpened(pool, tracks, scenario, reading.template))
         else:
             pool = state.pool

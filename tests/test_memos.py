@@ -71,3 +71,31 @@ def test_the_agent_makes_full_collections_rarer_unless_told_not_to(small_catalog
         assert gc.get_threshold() == (700, 10, 5000)
     finally:
         gc.set_threshold(*saved)
+
+
+def test_most_probable_is_the_posteriors_first(small_catalog: Path) -> None:
+    """The free-text opening's scenario is read off the best candidate without ranking them all."""
+    from starter.parse import parse_message
+    from starter.understand import Reading
+    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    reading = Reading.of(parse_message("something black and cotton for summer", 1, {}))
+    tracks, _ = RANK.open_tracks(ix, list(range(len(ix.products))), reading, {}, TUNABLES)
+    assert RANK.most_probable(ix, tracks, TUNABLES) == RANK.posterior(ix, tracks, set(), TUNABLES)[0].idx
+    assert RANK.most_probable(ix, {}, TUNABLES) is None
+
+
+def test_long_messages_share_words_with_values_by_their_words(small_catalog: Path) -> None:
+    """Above substring_scan_max_words said words, values are checked through their word sets: the
+    similarity is the same as the full computation's."""
+    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    long_said = frozenset(f"w{k}" for k in range(30)) | {"cotton"}
+    short_said = frozenset({"cotton", "black"})
+    assert len(long_said) > TUNABLES.substring_scan_max_words >= len(short_said)
+    for p in ix.products:
+        for said in (long_said, short_said, frozenset(f"w{k}" for k in range(30))):
+            fast = RANK.value_similarity(ix, p.constraints, said)
+            pred = frozenset().union(*(RANK._tok_words(v) for v in p.constraints))
+            common = pred & said
+            full = 0.0 if not common else (lambda r, q: 2 * r * q / (r + q))(
+                ix.weight(common) / ix.weight(pred), ix.weight(common) / ix.weight(said))
+            assert fast == full

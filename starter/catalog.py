@@ -21,9 +21,15 @@ from grounding.audience import product_audiences
 from grounding.words import tokens
 from starter.config import Tunables
 from starter.index_cache import IndexCache
+from starter.postings import PostingScorer
 
 log = logging.getLogger(__name__)
 _SEP = "\x1f"
+# The two FTS5 tables: the template path's (what a template names) and the people path's (every field,
+# porter-stemmed: "sneakers", "pajamas").  BM25 weights are per column, in this order (config).
+FTS_COLUMNS = {"docs": ("title", "categories", "body"),
+               "full": ("title", "categories", "features", "details", "store", "description")}
+FTS_TOKENIZERS = {"docs": "unicode61 remove_diacritics 2", "full": "porter unicode61 remove_diacritics 2"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +193,8 @@ class CatalogIndex:
                 stored = cache.publish(target, key, path, {"row_counts": counts, "products": len(products)})
                 self.cache_state = "built" if stored else "memory"
         self._derive(products, clue_words, df)
+        self.postings = PostingScorer(self.db, FTS_COLUMNS, FTS_TOKENIZERS, cfg.posting_cache_entries,
+                                      cfg.df_cache_entries, enabled=cfg.bm25_engine == "arrays")
         odd = [f"skipped {n} rows {what}" for what, n in counts.items() if n and not what.startswith("loaded")]
         odd += [f"{n} rows {what}" for what, n in counts.items()
                 if n and what.startswith("loaded") and what != "loaded without a numeric price"]
@@ -200,15 +208,9 @@ class CatalogIndex:
         db = self.db
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
-        db.execute(
-            "CREATE VIRTUAL TABLE docs USING fts5(title, categories, body, content='', "
-            "tokenize='unicode61 remove_diacritics 2')"
-        )
-        # Every field of the product, porter-stemmed: what people describe ("sneakers", "pajamas").
-        db.execute(
-            "CREATE VIRTUAL TABLE full USING fts5(title, categories, features, details, store, description, "
-            "content='', tokenize='porter unicode61 remove_diacritics 2')"
-        )
+        for table, columns in FTS_COLUMNS.items():
+            db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, content='', "
+                       f"tokenize='{FTS_TOKENIZERS[table]}')")
         products: list[Product] = []
         seen: set[str] = set()
         types: dict[str, str] = {}
@@ -382,9 +384,13 @@ class CatalogIndex:
         return got
 
     def _match(self, table: str, weights: tuple[float, ...], words: list[str], limit: int) -> list[tuple[int, float]]:
-        """One FTS5 OR query of `words`, ranked by weighted BM25 (tie: rowid)."""
+        """One FTS5 OR query of `words`, ranked by weighted BM25 (tie: rowid): from the posting arrays
+        (`starter.postings`, the same floats) when they can answer it exactly, else by SQL."""
         if not words:
             return []
+        got = self.postings.match(table, weights, words, limit)
+        if got is not None:
+            return got
         query = " OR ".join(map(_phrase, words))
         marks = ", ".join("?" * len(weights))
         try:

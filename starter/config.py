@@ -156,6 +156,15 @@ class Tunables:
     # Memo of each product's word set (title + card values): a bound for catalogs far larger than
     # the proxy (2,000 mixed sessions touched 49,061 of its 50,000 products).
     product_tokens_cache_entries: int = 100_000
+    # BM25 engine: "arrays" scores FTS5's ranking from memoised posting arrays (starter/postings.py;
+    # the same floats, so the same lists; a query it cannot reproduce exactly goes to SQL), "sqlite"
+    # asks FTS5 every time.  The arrays hold at most this many postings (12 bytes each: ~50 MB).
+    bm25_engine: str = "arrays"
+    posting_cache_entries: int = 4_000_000
+    # A message with more content words than this is compared with card values through the values'
+    # words, not by a substring scan per word (rank._may_share): the same answer either way, but a
+    # 300-word salad scanned 8,000 values word by word (about 50 ms a turn).  measured.
+    substring_scan_max_words: int = 8
     # Memo size (entries) of the answer plans (card type pattern, disclosed positions): a bound, the
     # proxy catalog's cards make a few thousand.
     answer_plan_entries: int = 50_000

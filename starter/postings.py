@@ -1,0 +1,217 @@
+"""FTS5's BM25, computed from cached posting arrays: the same ranking as the SQL query, faster.
+
+Free-text turns ask SQLite for an OR query of up to 40 words, ranked by
+`bm25()`.  FTS5 scores every matching row by calling its ranking function per
+row, about a microsecond per posting: 30-120 ms a query for the cumulative
+queries of people sessions and word salads, most of a turn.  People repeat
+themselves (a cumulative query re-asks last turn's words), so this module
+keeps each word's postings -- for every product holding it, its
+column-weighted frequency -- as arrays, read once from FTS5's own index
+(`fts5vocab`), and scores a query with array arithmetic.
+
+It reproduces FTS5's bm25 exactly (sqlite's fts5_aux.c: k1 = 1.2, b = 0.75,
+IDF floored at 1e-6, row length = tokens in all columns), adding the phrases'
+terms in query order, so the floats, and therefore the order and its ties
+(score, then rowid), are the same: a test compares both engines on thousands
+of queries.  Where it could not be exact it says so (`None`) and the caller
+runs the SQL query: a word FTS5 reads as several tokens ("3.5" is the phrase
+"3" "5"), or column weights whose sums are not exact in binary floating point.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import sqlite3
+from collections import OrderedDict
+try:                                   # numpy is a dependency; without it, SQL answers every query
+    import numpy as np
+except ImportError:                    # pragma: no cover - exercised by forcing the SQL engine
+    np = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
+
+# FTS5's bm25 constants (sqlite ext/fts5/fts5_aux.c).
+K1 = 1.2
+B = 0.75
+# An instance is packed as ((row << 4 | column) << 32 | token offset): up to 16 columns, 2^27 rows.
+_COLUMN_BITS = 4
+_OFFSET_BITS = 32
+
+
+class PostingScorer:
+    """BM25 over FTS5 tables from memoised posting arrays (`match`); None when only SQL is exact."""
+
+    def __init__(self, db: sqlite3.Connection, columns: dict[str, tuple[str, ...]], tokenizers: dict[str, str],
+                 max_postings: int, max_words: int, enabled: bool = True) -> None:
+        self.db = db
+        self.columns = columns
+        self.tokenizers = tokenizers
+        self.max_postings = max_postings
+        self.max_words = max_words
+        self.enabled = enabled and np is not None
+        self._lengths: dict[str, tuple[object, int, float]] = {}     # table -> (row lengths, rows, mean length)
+        self._terms: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._postings: OrderedDict[tuple[str, str, tuple[float, ...]], tuple[object, object]] = OrderedDict()
+        self.held = 0                  # postings held in `_postings`
+
+    # ---- the query ----------------------------------------------------------------
+    def match(self, table: str, weights: tuple[float, ...], words: list[str],
+              limit: int) -> list[tuple[int, float]] | None:
+        """(rowid, score) best first (tie: rowid), as `SELECT rowid, -bm25(...) ... ORDER BY bm25, rowid
+        LIMIT limit` for the OR query of `words` would give; None when that query must answer."""
+        if not self.enabled or table not in self.columns or not words or not _exact_sums(weights):
+            return None
+        try:
+            lengths, _, _ = self._row_lengths(table)
+            phrases = [self._terms_of(table, word) for word in words]
+            if not all(phrases):
+                return None            # a word FTS5 reads as no token at all
+            parts = [self._phrase_scores(table, terms, weights) for terms in phrases]
+        except (sqlite3.Error, ValueError, IndexError) as exc:    # never worse than the SQL query
+            log.warning("array BM25 on %s failed (%s); using the SQL query", table, exc)
+            return None
+        docs = np.concatenate([d for d, _ in parts])
+        # bincount adds each row's phrase scores one by one in the order given, the query's phrase
+        # order: bm25's own sum, float for float (a row a phrase misses gets nothing, bm25 adds 0.0).
+        score = np.bincount(docs, weights=np.concatenate([c for _, c in parts]), minlength=len(lengths))
+        matched = np.bincount(docs, minlength=len(lengths)) > 0 if min(weights) <= 0 else score > 0
+        return _best(np.flatnonzero(matched), score, limit)
+
+    # ---- what it reads once ---------------------------------------------------------
+    def _row_lengths(self, table: str) -> tuple[object, int, float]:
+        """Each row's length in tokens (all columns), the row count and the mean length, from FTS5's
+        docsize table (as bm25 reads them: xColumnSize(-1), xRowCount, xColumnTotalSize(-1))."""
+        got = self._lengths.get(table)
+        if got is None:
+            sizes = self.db.execute(f"SELECT id, sz FROM {table}_docsize").fetchall()
+            top = max((rid for rid, _ in sizes), default=-1)
+            lengths = np.zeros(top + 1)
+            total = 0
+            for rid, blob in sizes:
+                n = sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob))
+                lengths[rid] = n
+                total += n
+            got = self._lengths[table] = (lengths, len(sizes), total / len(sizes) if sizes else 1.0)
+            self._vocabulary_tables(table)
+        return got
+
+    def _vocabulary_tables(self, table: str) -> None:
+        """fts5vocab views of the table's index and of a scratch table with its tokenizer (temp schema:
+        the index itself may be opened read-only)."""
+        self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_postings "
+                        f"USING fts5vocab(main, '{table}', 'instance')")
+        self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_words "
+                        f"USING fts5(word, tokenize='{self.tokenizers[table]}')")
+        self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_word_terms "
+                        f"USING fts5vocab(temp, '{table}_words', 'instance')")
+
+    def _terms_of(self, table: str, word: str) -> tuple[str, ...]:
+        """The terms FTS5's tokenizer makes of the word (stemmed for a porter table): its own tokenizer
+        reads it in a scratch table, so no tokenizer is imitated.  Memoised (bounded)."""
+        key = (table, word)
+        got = self._terms.get(key)
+        if got is None:
+            self.db.execute(f"INSERT INTO temp.{table}_words(rowid, word) VALUES (1, ?)", (word,))
+            try:
+                got = tuple(r[0] for r in self.db.execute(
+                    f"SELECT term FROM temp.{table}_word_terms ORDER BY offset"))
+            finally:
+                self.db.execute(f"DELETE FROM temp.{table}_words WHERE rowid = 1")
+            if len(self._terms) >= self.max_words:
+                self._terms.clear()
+            self._terms[key] = got
+        return got
+
+    def _phrase_scores(self, table: str, terms: tuple[str, ...], weights: tuple[float, ...]
+                       ) -> tuple[object, object]:
+        """The rows holding the phrase (one term, or several at consecutive positions of one column:
+        "3.5" is "3" then "5") and the phrase's bm25 score in each (it depends on the phrase, the row
+        and the weights only; a query adds them up); least recently used dropped beyond `max_postings`."""
+        key = (table, terms, weights)
+        got = self._postings.get(key)
+        if got is not None:
+            self._postings.move_to_end(key)
+            return got
+        lengths, rows, mean_length = self._row_lengths(table)
+        starts = self._positions(table, terms[0])
+        for k, term in enumerate(terms[1:], 1):
+            starts = np.intersect1d(starts, self._positions(table, term) - k, assume_unique=True)
+        if not len(starts):
+            got = (np.zeros(0, dtype=np.int32), np.zeros(0))
+        else:
+            places, counts = _runs(starts >> _OFFSET_BITS)          # (row, column), sorted
+            column = places & ((1 << _COLUMN_BITS) - 1)
+            docs, per_doc = _runs(places >> _COLUMN_BITS)
+            # Exact: every weight x count and every sum is a binary fraction (`_exact_sums`), so the
+            # order bm25 adds a phrase's instances in does not matter.
+            freq = np.bincount(np.repeat(np.arange(len(docs)), per_doc),
+                               weights=np.array(weights, dtype=np.float64)[column] * counts, minlength=len(docs))
+            hits = len(docs)           # rows holding the phrase: bm25's nHit (xQueryPhrase)
+            idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+            if idf <= 0.0:
+                idf = 1e-6
+            # fts5_aux.c's expression, operation for operation.
+            got = (docs.astype(np.int32),
+                   idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lengths[docs] / mean_length))))
+        self._postings[key] = got
+        self.held += len(got[0])
+        while self.held > self.max_postings and len(self._postings) > 1:
+            _, (old, _) = self._postings.popitem(last=False)
+            self.held -= len(old)
+        return got
+
+    def _positions(self, table: str, term: str) -> object:
+        """Every instance of the term in the index, packed as (row, column, token offset), sorted."""
+        cases = " ".join(f"WHEN '{c}' THEN {k}" for k, c in enumerate(self.columns[table]))
+        packed, = self.db.execute(
+            f"SELECT group_concat(((doc << {_COLUMN_BITS}) + CASE col {cases} END) << {_OFFSET_BITS} | offset) "
+            f"FROM temp.{table}_postings WHERE term = ?", (term,)).fetchone()
+        if not packed:
+            return np.zeros(0, dtype=np.int64)
+        got = np.fromstring(packed, dtype=np.int64, sep=",")
+        return got if bool(np.all(got[1:] > got[:-1])) else np.unique(got)    # FTS5 lists them in order
+
+
+def _runs(ordered: object) -> tuple[object, object]:
+    """The distinct values of a sorted array and how many times each occurs."""
+    if not len(ordered):
+        return ordered, np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    return ordered[starts], np.diff(np.append(starts, len(ordered)))
+
+
+def _best(candidates: object, score: object, limit: int) -> list[tuple[int, float]]:
+    """The `limit` best (score descending, rowid ascending) of the matched rows."""
+    scores = score[candidates]
+    if len(candidates) > limit > 0:
+        cut = np.partition(-scores, limit - 1)[limit - 1]
+        keep = -scores <= cut          # every row tied at the cut stays: rowid decides among them
+        candidates, scores = candidates[keep], scores[keep]
+    order = np.lexsort((candidates, -scores))[:max(limit, 0)]
+    return [(int(candidates[k]), float(scores[k])) for k in order]
+
+
+def _exact_sums(weights: tuple[float, ...]) -> bool:
+    """Whether sums of weight x count are exact in doubles (multiples of 1/64 below 2^20), so the
+    arrays' sums equal bm25's one-instance-at-a-time sums."""
+    return all(isinstance(w, (int, float)) and math.isfinite(w) and abs(w) < 2 ** 20 and (w * 64) == int(w * 64)
+               for w in weights)
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite varints (FTS5's docsize record: one per column)."""
+    out: list[int] = []
+    i, n = 0, len(blob)
+    while i < n:
+        value = 0
+        for k in range(9):
+            byte = blob[i]
+            i += 1
+            if k == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out

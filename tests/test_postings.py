@@ -1,0 +1,101 @@
+"""The posting-array BM25 gives exactly FTS5's answers (starter/postings.py).
+
+Every free-text turn asks an OR query of up to 40 words; the arrays must give
+the SQL query's list float for float (order, scores, ties by rowid), or hand
+the query back to SQL.  Each test compares the two engines on the same index.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from grounding.words import FILLER, tokens
+from starter.catalog import CatalogIndex
+from starter.config import TUNABLES
+from starter.index_cache import IndexCache
+from tests.conftest import CATS_TEES, product
+
+WEIGHTS = {"docs": TUNABLES.bm25_weights, "full": TUNABLES.people_field_weights}
+
+
+def both(ix: CatalogIndex, table: str, words: list[str], limit: int,
+         weights: tuple[float, ...] | None = None) -> tuple[list, list | None]:
+    """(the SQL query's answer, the arrays' answer or None)."""
+    weights = weights or WEIGHTS[table]
+    ix.postings.enabled = False
+    sql = ix._match(table, weights, words, limit)
+    ix.postings.enabled = True
+    return sql, ix.postings.match(table, weights, words, limit)
+
+
+def tie_catalog(tmp_path: Path) -> Path:
+    """Identical rows (ties broken by rowid), a decimal that FTS5 reads as two tokens, a stem pair."""
+    rows = [product(f"P{k}", "Cotton tee black", ["100% Cotton", "Imported"], CATS_TEES, 10) for k in range(6)]
+    rows += [product("H1", "Heel 3.5 inch pumps", ["Heel height 3.5 inches"], CATS_TEES, 5),
+             product("H2", "Heel 3 inch pumps 5 pack", ["Strap count 5", "Heel 3 wide"], CATS_TEES, 5),
+             product("D1", "Summer dresses floral dress", ["Dress length midi"], CATS_TEES, 5)]
+    path = tmp_path / "ties.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("table", ["docs", "full"])
+def test_ties_phrases_and_stems_equal_the_sql_query(tmp_path: Path, table: str) -> None:
+    ix = CatalogIndex(tie_catalog(tmp_path), TUNABLES, None)
+    for words in (["cotton"], ["black", "cotton", "tee"], ["3.5"], ["3.5", "heel"], ["3", "5"], ["dress", "dresses"],
+                  ["floral", "nothingmatchesthis"], ["nothingmatchesthis"]):
+        for limit in (1, 3, 5, 50):
+            sql, arrays = both(ix, table, words, limit)
+            assert arrays == sql, (words, limit)
+    # The phrase "3.5" is the two tokens at consecutive positions: H1 only, not H2's "3" ... "5".
+    assert [i for i, _ in both(ix, table, ["3.5"], 10)[1]] == [ix.by_pid["H1"]]
+    assert [i for i, _ in both(ix, table, ["cotton"], 3)[1]] == [ix.by_pid[f"P{k}"] for k in range(3)]
+
+
+def test_weights_whose_sums_are_not_exact_go_to_sql(small_catalog: Path) -> None:
+    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    sql, arrays = both(ix, "docs", ["cotton", "black"], 5, weights=(0.1, 0.2, 0.3))
+    assert arrays is None and sql
+    assert ix._match("docs", (0.1, 0.2, 0.3), ["cotton", "black"], 5) == sql
+
+
+def test_the_sqlite_engine_setting_turns_the_arrays_off(small_catalog: Path) -> None:
+    ix = CatalogIndex(small_catalog, dataclasses.replace(TUNABLES, bm25_engine="sqlite"), None)
+    assert not ix.postings.enabled and ix.bm25(["cotton"], 5)
+
+
+def test_the_posting_memo_stays_within_its_bound(small_catalog: Path) -> None:
+    ix = CatalogIndex(small_catalog, dataclasses.replace(TUNABLES, posting_cache_entries=6), None)
+    words = ["cotton", "tee", "black", "leather", "boot", "imported", "chelsea"]
+    first = [ix.fulltext([w], 10) for w in words]
+    assert ix.postings.held <= 6 or len(ix.postings._postings) == 1
+    assert [ix.fulltext([w], 10) for w in words] == first
+    ix.postings.enabled = False
+    assert [ix.fulltext([w], 10) for w in words] == first
+
+
+def test_a_read_only_cached_index_is_scored_by_the_arrays(small_catalog: Path, tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path / "c")
+    CatalogIndex(small_catalog, TUNABLES, cache)
+    ix = CatalogIndex(small_catalog, TUNABLES, cache)
+    assert ix.cache_state == "loaded"
+    sql, arrays = both(ix, "full", ["leather", "boot", "brown"], 5)
+    assert arrays is not None and arrays == sql
+
+
+def test_random_queries_on_the_proxy_catalog_equal_the_sql_query(proxy_agent) -> None:
+    """Word salads of 1-40 words drawn from titles and card values (decimals, sizes, brands)."""
+    ix = proxy_agent.index
+    rng = random.Random(3)
+    vocab = sorted({t for p in ix.products[:400] for t in tokens(p.title + " " + " ".join(p.constraints))
+                    if t not in FILLER})
+    for _ in range(60):
+        words = [rng.choice(vocab) for _ in range(rng.choice([1, 2, 4, 8, 20, 40]))]
+        for table, limit in (("docs", 200), ("full", 300)):
+            query = ix._informative(table, words, 40)
+            sql, arrays = both(ix, table, query, limit)
+            assert arrays == sql, query

@@ -17,6 +17,11 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 
+try:                                   # numpy is a dependency; without it the shortlist is a dict loop
+    import numpy as np
+except ImportError:                    # pragma: no cover
+    np = None  # type: ignore[assignment]
+
 from grounding.budget import parse_budget
 from grounding.injection import (ASIN_RE, HARD_INSTRUCTION_RE, ID_RE, SOFT_INSTRUCTION_RE, URL_RE, hard_injection,
                                  soft_injection)
@@ -81,6 +86,8 @@ class ClueIndex:
         self._fuzzy_vocab: list[str] = sorted(t for t in self.vocab if t.isalpha()
                                               and len(t) >= tunables.fuzzy_min_len - 1)
         self._correct_cache: dict[str, tuple[tuple[str, float], ...]] = {}
+        self._posting_arrays: dict[str, np.ndarray] = {}
+        self._mass_array: np.ndarray | None = None
 
     # ------------------------------------------------------------------ vocabulary
     def df(self, tok: str) -> int:
@@ -153,19 +160,10 @@ class ClueIndex:
         """(clue, score, clue coverage, query coverage, token span in q) best first."""
         if not q.weights:
             return []
-        acc: dict[int, float] = {}
-        for v in sorted(q.weights):
-            w = q.weights[v]
-            get = acc.get
-            for c in self.postings.get(v, ()):
-                acc[c] = get(c, 0.0) + w
-        if not acc:
-            return []
         qmass = q.mass or 1.0
         cm = self.clue_mass
         w_f1, w_rec, w_sim = self.cfg.fragment_weights
-        short = heapq.nlargest(self.cfg.shortlist, acc.items(),
-                               key=lambda kv: (2.0 * kv[1] / (cm[kv[0]] + qmass), -kv[0]))
+        short = self._shortlist(q, qmass) if np is not None else self._shortlist_loop(q, qmass)
         out = []
         for c, m in short:
             clue = self.clue_list[c]
@@ -184,6 +182,53 @@ class ClueIndex:
             out.append((clue, round(score, 4), round(rec, 4), round(prec, 4), span))
         out.sort(key=lambda r: (-r[1], r[0]))
         return out[:limit]
+
+    def _shortlist_loop(self, q: Query, qmass: float) -> list[tuple[int, float]]:
+        """The `shortlist` clues with the most shared weight relative to their and the query's mass
+        (F1 of the masses; ties: lower clue position), with that weight: one dict entry per clue."""
+        acc: dict[int, float] = {}
+        for v in sorted(q.weights):
+            w = q.weights[v]
+            get = acc.get
+            for c in self.postings.get(v, ()):
+                acc[c] = get(c, 0.0) + w
+        cm = self.clue_mass
+        return heapq.nlargest(self.cfg.shortlist, acc.items(),
+                              key=lambda kv: (2.0 * kv[1] / (cm[kv[0]] + qmass), -kv[0]))
+
+    def _shortlist(self, q: Query, qmass: float) -> list[tuple[int, float]]:
+        """`_shortlist_loop` with arrays, the same floats: bincount adds each clue's weights one by
+        one in the loop's order (the query's words sorted, each posting list in order), and the key is
+        the same expression.  A common word's postings made the loop touch thousands of clues."""
+        order = sorted(q.weights)
+        lists = [self._posting_array(v) for v in order]
+        ids = np.concatenate(lists)
+        if not len(ids):
+            return []
+        size = len(self.clue_list)
+        acc = np.bincount(ids, weights=np.repeat(np.array([q.weights[v] for v in order], dtype=np.float64),
+                                                 [len(a) for a in lists]), minlength=size)
+        clues = np.flatnonzero(np.bincount(ids, minlength=size))
+        shared = acc[clues]
+        if self._mass_array is None:
+            self._mass_array = np.array(self.clue_mass, dtype=np.float64)
+        key = 2.0 * shared / (self._mass_array[clues] + qmass)
+        n = self.cfg.shortlist
+        if len(clues) > n > 0:
+            cut = np.partition(-key, n - 1)[n - 1]
+            keep = -key <= cut                # ties at the cut stay: the clue position decides
+            clues, shared, key = clues[keep], shared[keep], key[keep]
+        best = np.lexsort((clues, -key))[:max(n, 0)]
+        return [(int(clues[k]), float(shared[k])) for k in best]
+
+    def _posting_array(self, word: str) -> "np.ndarray":
+        """A word's clue postings as an array (memoised; the vocabulary bounds it)."""
+        got = self._posting_arrays.get(word)
+        if got is None:
+            got = np.array(self.postings.get(word, ()), dtype=np.int64)
+            if len(got):
+                self._posting_arrays[word] = got
+        return got
 
     def match_fragments(self, raw_message: str, limit: int = 10) -> FragmentMatches:
         """Clue strings that fragments of the message refer to, as (clue, score 0..100) best first

@@ -99,3 +99,18 @@ def test_random_queries_on_the_proxy_catalog_equal_the_sql_query(proxy_agent) ->
             query = ix._informative(table, words, 40)
             sql, arrays = both(ix, table, query, limit)
             assert arrays == sql, query
+
+
+def test_the_clue_shortlist_from_arrays_equals_the_dict_loop(proxy_agent) -> None:
+    """grounding.clues: the arrays' shortlist (clue, shared weight) is the loop's, in the same order."""
+    clues = proxy_agent.gate.clues
+    rng = random.Random(4)
+    vocab = sorted(clues.postings)
+    texts = ["black leather ankle boots for women", "cotton", "footed fleece pajamas with yetis big boys",
+             "polyster tshirt"]
+    texts += [" ".join(rng.choice(vocab) for _ in range(rng.choice([1, 3, 8, 30]))) for _ in range(80)]
+    for text in texts:
+        q = clues.prepare(text)
+        if q.weights:
+            qmass = q.mass or 1.0
+            assert clues._shortlist(q, qmass) == clues._shortlist_loop(q, qmass), text

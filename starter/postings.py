@@ -84,13 +84,11 @@ class PostingScorer:
         got = self._lengths.get(table)
         if got is None:
             sizes = self.db.execute(f"SELECT id, sz FROM {table}_docsize").fetchall()
-            top = max((rid for rid, _ in sizes), default=-1)
-            lengths = np.zeros(top + 1)
-            total = 0
-            for rid, blob in sizes:
-                n = sum(blob) if max(blob, default=0) < 0x80 else sum(_varints(blob))
-                lengths[rid] = n
-                total += n
+            ids = np.fromiter((rid for rid, _ in sizes), dtype=np.int64, count=len(sizes))
+            per_row = _varint_sums([blob for _, blob in sizes])
+            lengths = np.zeros(int(ids.max()) + 1 if len(ids) else 0)
+            lengths[ids] = per_row
+            total = int(per_row.sum())
             got = self._lengths[table] = (lengths, len(sizes), total / len(sizes) if sizes else 1.0)
             self._vocabulary_tables(table)
         return got
@@ -198,20 +196,13 @@ def _exact_sums(weights: tuple[float, ...]) -> bool:
                for w in weights)
 
 
-def _varints(blob: bytes) -> list[int]:
-    """SQLite varints (FTS5's docsize record: one per column)."""
-    out: list[int] = []
-    i, n = 0, len(blob)
-    while i < n:
-        value = 0
-        for k in range(9):
-            byte = blob[i]
-            i += 1
-            if k == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        out.append(value)
-    return out
+def _varint_sums(blobs: list[bytes]) -> object:
+    """The sum of the SQLite varints in each blob (FTS5's docsize record: one per column), for all
+    blobs at once: a varint is 7 bits a byte, most significant first, ending at a byte below 0x80
+    (a column of 2^56 tokens, the 9-byte form, never occurs)."""
+    flat = np.frombuffer(b"".join(blobs), dtype=np.uint8).astype(np.int64)
+    row = np.repeat(np.arange(len(blobs)), np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs)))
+    ends = np.flatnonzero(flat < 0x80)                     # each varint's last byte
+    end_of = ends[np.searchsorted(ends, np.arange(len(flat)))]
+    values = (flat & 0x7F) << (7 * (end_of - np.arange(len(flat))))
+    return np.bincount(row, weights=values, minlength=len(blobs)).astype(np.int64)

@@ -114,3 +114,21 @@ def test_the_clue_shortlist_from_arrays_equals_the_dict_loop(proxy_agent) -> Non
         if q.weights:
             qmass = q.mass or 1.0
             assert clues._shortlist(q, qmass) == clues._shortlist_loop(q, qmass), text
+
+
+def test_row_lengths_decode_sqlite_varints() -> None:
+    """FTS5's docsize record is one SQLite varint per column: 7 bits a byte, most significant first."""
+    from starter.postings import _varint_sums
+
+    def varint(v: int) -> bytes:
+        out = [v & 0x7F]
+        v >>= 7
+        while v:
+            out.append(0x80 | (v & 0x7F))
+            v >>= 7
+        return bytes(reversed(out))
+
+    rng = random.Random(1)
+    rows = [[rng.choice([0, 1, 127, 128, 300, 16383, 16384, 70000, 2 ** 30]) for _ in range(rng.randrange(1, 7))]
+            for _ in range(500)]
+    assert list(_varint_sums([b"".join(map(varint, r)) for r in rows])) == [sum(r) for r in rows]

@@ -161,6 +161,11 @@ class Tunables:
     # asks FTS5 every time.  The arrays hold at most this many postings (12 bytes each: ~50 MB).
     bm25_engine: str = "arrays"
     posting_cache_entries: int = 4_000_000
+    # Postings read for one query, in rows (a word's document frequency): past it, SQL answers and
+    # the words that fit are read for later turns (a cold 4,000-character salad read 40 common
+    # words' postings: 265 ms against ~100 ms for its SQL query).  No query word is held by more
+    # than common_word_share of the products, so at 50,000 rows every word fits alone.
+    posting_load_rows: int = 25_000
     # A message with more content words than this is compared with card values through the values'
     # words, not by a substring scan per word (rank._may_share): the same answer either way, but a
     # 300-word salad scanned 8,000 values word by word (about 50 ms a turn).  measured.

@@ -23,6 +23,7 @@ import logging
 import math
 import sqlite3
 from collections import OrderedDict
+from typing import Callable
 try:                                   # numpy is a dependency; without it, SQL answers every query
     import numpy as np
 except ImportError:                    # pragma: no cover - exercised by forcing the SQL engine
@@ -42,12 +43,15 @@ class PostingScorer:
     """BM25 over FTS5 tables from memoised posting arrays (`match`); None when only SQL is exact."""
 
     def __init__(self, db: sqlite3.Connection, columns: dict[str, tuple[str, ...]], tokenizers: dict[str, str],
-                 max_postings: int, max_words: int, enabled: bool = True) -> None:
+                 doc_frequency: Callable[[str, str], int], max_postings: int, max_words: int, load_rows: int,
+                 enabled: bool = True) -> None:
         self.db = db
         self.columns = columns
         self.tokenizers = tokenizers
+        self.doc_frequency = doc_frequency
         self.max_postings = max_postings
         self.max_words = max_words
+        self.load_rows = load_rows
         self.enabled = enabled and np is not None
         self._lengths: dict[str, tuple[object, int, float]] = {}     # table -> (row lengths, rows, mean length)
         self._terms: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -66,6 +70,8 @@ class PostingScorer:
             phrases = [self._terms_of(table, word) for word in words]
             if not all(phrases):
                 return None            # a word FTS5 reads as no token at all
+            if not self._warm_enough(table, words, phrases, weights):
+                return None
             parts = [self._phrase_scores(table, terms, weights) for terms in phrases]
         except (sqlite3.Error, ValueError, IndexError) as exc:    # never worse than the SQL query
             log.warning("array BM25 on %s failed (%s); using the SQL query", table, exc)
@@ -76,6 +82,22 @@ class PostingScorer:
         score = np.bincount(docs, weights=np.concatenate([c for _, c in parts]), minlength=len(lengths))
         matched = np.bincount(docs, minlength=len(lengths)) > 0 if min(weights) <= 0 else score > 0
         return _best(np.flatnonzero(matched), score, limit)
+
+    def _warm_enough(self, table: str, words: list[str], phrases: list[tuple[str, ...]],
+                     weights: tuple[float, ...]) -> bool:
+        """Whether the phrases not yet read cover at most `load_rows` rows.  Reading postings costs
+        about what the SQL query does, so a cold query of 40 common words would cost twice the SQL
+        query: past the budget, SQL answers this time and the first phrases that fit are read."""
+        cold = [(word, terms) for word, terms in zip(words, phrases) if (table, terms, weights) not in self._postings]
+        if sum(self.doc_frequency(table, word) for word, _ in cold) <= self.load_rows:
+            return True
+        spent = 0
+        for word, terms in cold:
+            rows = self.doc_frequency(table, word)
+            if spent + rows <= self.load_rows:
+                self._phrase_scores(table, terms, weights)
+                spent += rows
+        return False
 
     # ---- what it reads once ---------------------------------------------------------
     def _row_lengths(self, table: str) -> tuple[object, int, float]:

@@ -163,9 +163,11 @@ class Tunables:
     posting_cache_entries: int = 4_000_000
     # Postings read for one query, in rows (a word's document frequency): past it, SQL answers and
     # the words that fit are read for later turns (a cold 4,000-character salad read 40 common
-    # words' postings: 265 ms against ~100 ms for its SQL query).  No query word is held by more
-    # than common_word_share of the products, so at 50,000 rows every word fits alone.
-    posting_load_rows: int = 25_000
+    # words' postings: 265 ms against ~100 ms for its SQL query).  Reading a cold query's words
+    # costs 1-2x its SQL query and SQL plus a partial read costs more, so the budget only stops
+    # salads: the confirm half in fresh processes had p95 82 ms at 25,000 rows and 44 ms at
+    # 100,000 in one run (bench_turn --base), the same sessions.  measured.
+    posting_load_rows: int = 100_000
     # A message with more content words than this is compared with card values through the values'
     # words, not by a substring scan per word (rank._may_share): the same answer either way, but a
     # 300-word salad scanned 8,000 values word by word (about 50 ms a turn).  measured.

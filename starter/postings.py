@@ -12,10 +12,12 @@ column-weighted frequency -- as arrays, read once from FTS5's own index
 It reproduces FTS5's bm25 exactly (sqlite's fts5_aux.c: k1 = 1.2, b = 0.75,
 IDF floored at 1e-6, row length = tokens in all columns), adding the phrases'
 terms in query order, so the floats, and therefore the order and its ties
-(score, then rowid), are the same: a test compares both engines on thousands
-of queries.  Where it could not be exact it says so (`None`) and the caller
-runs the SQL query: a word FTS5 reads as several tokens ("3.5" is the phrase
-"3" "5"), or column weights whose sums are not exact in binary floating point.
+(score, then rowid), are the same: tests compare both engines on thousands of
+queries.  A word FTS5 reads as several tokens ("3.5" is the phrase "3" "5") is
+matched by position, as FTS5 matches a phrase.  The caller runs the SQL query
+when `match` says None: a word that is no token at all, column weights whose
+sums are not exact in binary floating point, or a cold query whose postings
+would cost more to read than its SQL query (`load_rows`).
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import math
 import sqlite3
 from collections import OrderedDict
 from typing import Callable
+
 try:                                   # numpy is a dependency; without it, SQL answers every query
     import numpy as np
 except ImportError:                    # pragma: no cover - exercised by forcing the SQL engine
@@ -55,7 +58,9 @@ class PostingScorer:
         self.enabled = enabled and np is not None
         self._lengths: dict[str, tuple[object, int, float]] = {}     # table -> (row lengths, rows, mean length)
         self._terms: dict[tuple[str, str], tuple[str, ...]] = {}
-        self._postings: OrderedDict[tuple[str, str, tuple[float, ...]], tuple[object, object]] = OrderedDict()
+        # (table, the phrase's terms, column weights) -> (rows holding it, its bm25 term in each)
+        self._postings: OrderedDict[tuple[str, tuple[str, ...], tuple[float, ...]], tuple[object, object]] = \
+            OrderedDict()
         self.held = 0                  # postings held in `_postings`
 
     # ---- the query ----------------------------------------------------------------

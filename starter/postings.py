@@ -79,7 +79,8 @@ class PostingScorer:
                 return None
             parts = [self._phrase_scores(table, terms, weights) for terms in phrases]
         except (sqlite3.Error, ValueError, IndexError) as exc:    # never worse than the SQL query
-            log.warning("array BM25 on %s failed (%s); using the SQL query", table, exc)
+            log.warning("array BM25 on %s failed (%s); SQL answers every query from now on", table, exc)
+            self.enabled = False
             return None
         docs = np.concatenate([d for d, _ in parts])
         # bincount adds each row's phrase scores one by one in the order given, the query's phrase

@@ -147,3 +147,16 @@ def test_a_cold_query_past_the_load_budget_goes_to_sql_and_warms_the_arrays(smal
         if arrays is not None:
             break
     assert held == [1, 2, 3] and arrays == sql
+
+
+def test_an_index_the_arrays_cannot_read_turns_them_off_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
+    import sqlite3
+
+    from starter.catalog import FTS_COLUMNS, FTS_TOKENIZERS
+    from starter.postings import PostingScorer
+    scorer = PostingScorer(sqlite3.connect(":memory:"), FTS_COLUMNS, FTS_TOKENIZERS, lambda table, word: 1,
+                           100, 100, 100)
+    with caplog.at_level("WARNING"):
+        assert scorer.match("full", WEIGHTS["full"], ["cotton"], 5) is None
+        assert scorer.match("full", WEIGHTS["full"], ["cotton"], 5) is None
+    assert not scorer.enabled and len([r for r in caplog.records if "array BM25" in r.getMessage()]) == 1

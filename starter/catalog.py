@@ -194,7 +194,7 @@ class CatalogIndex:
                 self.cache_state = "built" if stored else "memory"
         self._derive(products, clue_words, df)
         self.postings = PostingScorer(self.db, FTS_COLUMNS, FTS_TOKENIZERS, self._df, cfg.posting_cache_entries,
-                                      cfg.df_cache_entries, cfg.posting_load_rows, cfg.bm25_engine == "arrays")
+                                      cfg.df_cache_entries, cfg.posting_load_share, cfg.bm25_engine == "arrays")
         odd = [f"skipped {n} rows {what}" for what, n in counts.items() if n and not what.startswith("loaded")]
         odd += [f"{n} rows {what}" for what, n in counts.items()
                 if n and what.startswith("loaded") and what != "loaded without a numeric price"]

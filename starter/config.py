@@ -161,13 +161,16 @@ class Tunables:
     # asks FTS5 every time.  The arrays hold at most this many postings (12 bytes each: ~50 MB).
     bm25_engine: str = "arrays"
     posting_cache_entries: int = 4_000_000
-    # Postings read for one query, in rows (a word's document frequency): past it, SQL answers and
-    # the words that fit are read for later turns (a cold 4,000-character salad read 40 common
-    # words' postings: 265 ms against ~100 ms for its SQL query).  Reading a cold query's words
-    # costs 1-2x its SQL query and SQL plus a partial read costs more, so the budget only stops
-    # salads: the confirm half in fresh processes had p95 82 ms at 25,000 rows and 44 ms at
-    # 100,000 in one run (bench_turn --base), the same sessions.  measured.
-    posting_load_rows: int = 100_000
+    # Postings read for one query, in rows (a word's document frequency), as a share of the catalog's
+    # rows: past it, SQL answers and the words that fit are read for later turns (a cold
+    # 4,000-character salad read 40 common words' postings: 265 ms against ~100 ms for its SQL
+    # query).  Reading a cold query's words costs 1-2x its SQL query at 50,000 rows, and SQL plus a
+    # partial read costs more: the confirm half in fresh processes had p95 82 ms at 25,000 rows and
+    # 44 ms at 100,000 in one run (bench_turn --base), the same sessions.  The SQL query's cost
+    # grows faster with the catalog than reading does, hence a share: at 250,000 rows the confirm
+    # half's 200 opening queries took 162-166 ms each by SQL and 66-76 ms from arrays, reads
+    # included, with every query read (2x); a fixed 100,000 rows left 129 of them to SQL.  measured.
+    posting_load_share: float = 2.0
     # A message with more content words than this is compared with card values through the values'
     # words, not by a substring scan per word (rank._may_share): the same answer either way, but a
     # 300-word salad scanned 8,000 values word by word (about 50 ms a turn).  measured.

@@ -18,7 +18,7 @@ several tokens ("3.5" is the phrase "3" "5") is matched by position, as FTS5
 matches a phrase.  The caller runs the SQL query when `match` says None: a
 word that is no token at all, column weights whose sums are not exact in binary
 floating point, or a cold query whose postings would cost more to read than
-its SQL query (`load_rows`).
+its SQL query (`load_share`).
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class PostingScorer:
     """BM25 over FTS5 tables from memoised posting arrays (`match`); None when only SQL is exact."""
 
     def __init__(self, db: sqlite3.Connection, columns: dict[str, tuple[str, ...]], tokenizers: dict[str, str],
-                 doc_frequency: Callable[[str, str], int], max_postings: int, max_words: int, load_rows: int,
+                 doc_frequency: Callable[[str, str], int], max_postings: int, max_words: int, load_share: float,
                  enabled: bool = True) -> None:
         self.db = db
         self.columns = columns
@@ -55,7 +55,7 @@ class PostingScorer:
         self.doc_frequency = doc_frequency
         self.max_postings = max_postings
         self.max_words = max_words
-        self.load_rows = load_rows
+        self.load_share = load_share
         self.enabled = enabled and np is not None
         self._lengths: dict[str, tuple[object, int, float]] = {}     # table -> (row lengths, rows, mean length)
         self._terms: dict[tuple[str, str], tuple[str, ...]] = {}
@@ -92,16 +92,18 @@ class PostingScorer:
 
     def _warm_enough(self, table: str, words: list[str], phrases: list[tuple[str, ...]],
                      weights: tuple[float, ...]) -> bool:
-        """Whether the phrases not yet read cover at most `load_rows` rows.  Reading postings costs
-        about what the SQL query does, so a cold query of 40 common words would cost twice the SQL
-        query: past the budget, SQL answers this time and the first phrases that fit are read."""
+        """Whether the phrases not yet read cover at most `load_share` x the table's rows.  Reading
+        postings costs about what the SQL query does at 50,000 rows, so a cold query of 40 common
+        words would cost twice the SQL query: past the budget, SQL answers this time and the first
+        phrases that fit are read."""
+        budget = self.load_share * self._row_lengths(table)[1]
         cold = [(word, terms) for word, terms in zip(words, phrases) if (table, terms, weights) not in self._postings]
-        if sum(self.doc_frequency(table, word) for word, _ in cold) <= self.load_rows:
+        if sum(self.doc_frequency(table, word) for word, _ in cold) <= budget:
             return True
         spent = 0
         for word, terms in cold:
             rows = self.doc_frequency(table, word)
-            if spent + rows <= self.load_rows:
+            if spent + rows <= budget:
                 self._phrase_scores(table, terms, weights)
                 spent += rows
         return False

@@ -90,7 +90,7 @@ def test_a_read_only_cached_index_is_scored_by_the_arrays(small_catalog: Path, t
 def test_random_queries_on_the_proxy_catalog_equal_the_sql_query(proxy_agent) -> None:
     """Word salads of 1-40 words drawn from titles and card values (decimals, sizes, brands)."""
     ix = proxy_agent.index
-    budget, ix.postings.load_rows = ix.postings.load_rows, 10 ** 9      # read every phrase (compare all)
+    budget, ix.postings.load_share = ix.postings.load_share, 10.0 ** 9     # read every phrase (compare all)
     rng = random.Random(3)
     vocab = sorted({t for p in ix.products[:400] for t in tokens(p.title + " " + " ".join(p.constraints))
                     if t not in FILLER})
@@ -100,7 +100,7 @@ def test_random_queries_on_the_proxy_catalog_equal_the_sql_query(proxy_agent) ->
             query = ix._informative(table, words, 40)
             sql, arrays = both(ix, table, query, limit)
             assert arrays == sql, query
-    ix.postings.load_rows = budget
+    ix.postings.load_share = budget
 
 
 def test_the_clue_shortlist_from_arrays_equals_the_dict_loop(proxy_agent) -> None:
@@ -138,7 +138,7 @@ def test_row_lengths_decode_sqlite_varints() -> None:
 
 def test_a_cold_query_past_the_load_budget_goes_to_sql_and_warms_the_arrays(small_catalog: Path) -> None:
     """Rows held: cotton 4, tee 5, imported 4; a budget of 5 rows a query reads one word a turn."""
-    ix = CatalogIndex(small_catalog, dataclasses.replace(TUNABLES, posting_load_rows=5), None)
+    ix = CatalogIndex(small_catalog, dataclasses.replace(TUNABLES, posting_load_share=5 / 8), None)   # 8 products
     words = ["cotton", "tee", "imported"]
     held = []
     for _ in range(3):

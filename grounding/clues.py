@@ -11,21 +11,17 @@ score = 100 * (w1 * F1(clue coverage, message coverage) + w2 * clue coverage
 """
 from __future__ import annotations
 
-import heapq
 import re
 from dataclasses import dataclass
 
+import numpy as np
 from rapidfuzz import fuzz, process
-
-try:                                   # numpy is a dependency; without it the shortlist is a dict loop
-    import numpy as np
-except ImportError:                    # pragma: no cover
-    np = None  # type: ignore[assignment]
 
 from grounding.budget import parse_budget
 from grounding.injection import (ASIN_RE, HARD_INSTRUCTION_RE, ID_RE, SOFT_INSTRUCTION_RE, URL_RE, hard_injection,
                                  soft_injection)
 from grounding.settings import GroundingTunables
+from grounding.topk import best_first
 from grounding.vocabulary import Vocabulary
 from grounding.words import LEXICON, is_content, tokens, tokens_with_spans
 
@@ -163,7 +159,7 @@ class ClueIndex:
         qmass = q.mass or 1.0
         cm = self.clue_mass
         w_f1, w_rec, w_sim = self.cfg.fragment_weights
-        short = self._shortlist(q, qmass) if np is not None else self._shortlist_loop(q, qmass)
+        short = self._shortlist(q, qmass)
         out = []
         for c, m in short:
             clue = self.clue_list[c]
@@ -183,23 +179,12 @@ class ClueIndex:
         out.sort(key=lambda r: (-r[1], r[0]))
         return out[:limit]
 
-    def _shortlist_loop(self, q: Query, qmass: float) -> list[tuple[int, float]]:
-        """The `shortlist` clues with the most shared weight relative to their and the query's mass
-        (F1 of the masses; ties: lower clue position), with that weight: one dict entry per clue."""
-        acc: dict[int, float] = {}
-        for v in sorted(q.weights):
-            w = q.weights[v]
-            get = acc.get
-            for c in self.postings.get(v, ()):
-                acc[c] = get(c, 0.0) + w
-        cm = self.clue_mass
-        return heapq.nlargest(self.cfg.shortlist, acc.items(),
-                              key=lambda kv: (2.0 * kv[1] / (cm[kv[0]] + qmass), -kv[0]))
-
     def _shortlist(self, q: Query, qmass: float) -> list[tuple[int, float]]:
-        """`_shortlist_loop` with arrays, the same floats: bincount adds each clue's weights one by
-        one in the loop's order (the query's words sorted, each posting list in order), and the key is
-        the same expression.  A common word's postings made the loop touch thousands of clues."""
+        """The `shortlist` clues with the most shared weight relative to their and the query's mass
+        (F1 of the masses; ties: lower clue position), with that weight.  Arrays, with the floats of
+        a dict loop over the query's words (sorted) and their postings: bincount adds each clue's
+        weights one by one in that order.  A common word's postings made the loop touch thousands of
+        clues."""
         order = sorted(q.weights)
         lists = [self._posting_array(v) for v in order]
         ids = np.concatenate(lists)
@@ -213,15 +198,9 @@ class ClueIndex:
         if self._mass_array is None:
             self._mass_array = np.array(self.clue_mass, dtype=np.float64)
         key = 2.0 * shared / (self._mass_array[clues] + qmass)
-        n = self.cfg.shortlist
-        if len(clues) > n > 0:
-            cut = np.partition(-key, n - 1)[n - 1]
-            keep = -key <= cut                # ties at the cut stay: the clue position decides
-            clues, shared, key = clues[keep], shared[keep], key[keep]
-        best = np.lexsort((clues, -key))[:max(n, 0)]
-        return [(int(clues[k]), float(shared[k])) for k in best]
+        return [(int(clues[k]), float(shared[k])) for k in best_first(clues, key, self.cfg.shortlist)]
 
-    def _posting_array(self, word: str) -> "np.ndarray":
+    def _posting_array(self, word: str) -> np.ndarray:
         """A word's clue postings as an array (memoised; the vocabulary bounds it)."""
         got = self._posting_arrays.get(word)
         if got is None:

@@ -28,10 +28,9 @@ import sqlite3
 from collections import OrderedDict
 from typing import Callable
 
-try:                                   # numpy is a dependency; without it, SQL answers every query
-    import numpy as np
-except ImportError:                    # pragma: no cover - exercised by forcing the SQL engine
-    np = None  # type: ignore[assignment]
+import numpy as np
+
+from grounding.topk import best_first
 
 log = logging.getLogger(__name__)
 
@@ -56,11 +55,11 @@ class PostingScorer:
         self.max_postings = max_postings
         self.max_words = max_words
         self.load_share = load_share
-        self.enabled = enabled and np is not None
-        self._lengths: dict[str, tuple[object, int, float]] = {}     # table -> (row lengths, rows, mean length)
+        self.enabled = enabled
+        self._lengths: dict[str, tuple[np.ndarray, int, float]] = {}     # table -> (row lengths, rows, mean length)
         self._terms: dict[tuple[str, str], tuple[str, ...]] = {}
         # (table, the phrase's terms, column weights) -> (rows holding it, its bm25 term in each)
-        self._postings: OrderedDict[tuple[str, tuple[str, ...], tuple[float, ...]], tuple[object, object]] = \
+        self._postings: OrderedDict[tuple[str, tuple[str, ...], tuple[float, ...]], tuple[np.ndarray, np.ndarray]] = \
             OrderedDict()
         self.held = 0                  # postings held in `_postings`
 
@@ -109,7 +108,7 @@ class PostingScorer:
         return False
 
     # ---- what it reads once ---------------------------------------------------------
-    def _row_lengths(self, table: str) -> tuple[object, int, float]:
+    def _row_lengths(self, table: str) -> tuple[np.ndarray, int, float]:
         """Each row's length in tokens (all columns), the row count and the mean length, from FTS5's
         docsize table (as bm25 reads them: xColumnSize(-1), xRowCount, xColumnTotalSize(-1))."""
         got = self._lengths.get(table)
@@ -152,7 +151,7 @@ class PostingScorer:
         return got
 
     def _phrase_scores(self, table: str, terms: tuple[str, ...], weights: tuple[float, ...]
-                       ) -> tuple[object, object]:
+                       ) -> tuple[np.ndarray, np.ndarray]:
         """The rows holding the phrase (one term, or several at consecutive positions of one column:
         "3.5" is "3" then "5") and the phrase's bm25 score in each (it depends on the phrase, the row
         and the weights only; a query adds them up); least recently used dropped beyond `max_postings`."""
@@ -189,7 +188,7 @@ class PostingScorer:
             self.held -= len(old)
         return got
 
-    def _positions(self, table: str, term: str) -> object:
+    def _positions(self, table: str, term: str) -> np.ndarray:
         """Every instance of the term in the index, packed as (row, column, token offset), sorted."""
         cases = " ".join(f"WHEN '{c}' THEN {k}" for k, c in enumerate(self.columns[table]))
         packed, = self.db.execute(
@@ -201,7 +200,7 @@ class PostingScorer:
         return got if bool(np.all(got[1:] > got[:-1])) else np.unique(got)    # FTS5 lists them in order
 
 
-def _runs(ordered: object) -> tuple[object, object]:
+def _runs(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The distinct values of a sorted array and how many times each occurs."""
     if not len(ordered):
         return ordered, np.zeros(0, dtype=np.int64)
@@ -209,15 +208,10 @@ def _runs(ordered: object) -> tuple[object, object]:
     return ordered[starts], np.diff(np.append(starts, len(ordered)))
 
 
-def _best(candidates: object, score: object, limit: int) -> list[tuple[int, float]]:
+def _best(candidates: np.ndarray, score: np.ndarray, limit: int) -> list[tuple[int, float]]:
     """The `limit` best (score descending, rowid ascending) of the matched rows."""
     scores = score[candidates]
-    if len(candidates) > limit > 0:
-        cut = np.partition(-scores, limit - 1)[limit - 1]
-        keep = -scores <= cut          # every row tied at the cut stays: rowid decides among them
-        candidates, scores = candidates[keep], scores[keep]
-    order = np.lexsort((candidates, -scores))[:max(limit, 0)]
-    return [(int(candidates[k]), float(scores[k])) for k in order]
+    return [(int(candidates[k]), float(scores[k])) for k in best_first(candidates, scores, limit)]
 
 
 def _exact_sums(weights: tuple[float, ...]) -> bool:
@@ -227,7 +221,7 @@ def _exact_sums(weights: tuple[float, ...]) -> bool:
                for w in weights)
 
 
-def _varint_sums(blobs: list[bytes]) -> object:
+def _varint_sums(blobs: list[bytes]) -> np.ndarray:
     """The sum of the SQLite varints in each blob (FTS5's docsize record: one per column), for all
     blobs at once: a varint is 7 bits a byte, most significant first, ending at a byte below 0x80
     (a column of 2^56 tokens, the 9-byte form, never occurs)."""

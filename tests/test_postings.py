@@ -7,6 +7,7 @@ the query back to SQL.  Each test compares the two engines on the same index.
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import json
 import random
 from pathlib import Path
@@ -103,6 +104,18 @@ def test_random_queries_on_the_proxy_catalog_equal_the_sql_query(proxy_agent) ->
     ix.postings.load_share = budget
 
 
+def shortlist_loop(clues, q, qmass: float) -> list[tuple[int, float]]:
+    """The clue shortlist as a dict loop and heapq.nlargest (what grounding.clues computed before the
+    arrays): each clue's weights added in the order of the sorted query words, key F1 of the masses,
+    ties to the lower clue position."""
+    acc: dict[int, float] = {}
+    for v in sorted(q.weights):
+        for c in clues.postings.get(v, ()):
+            acc[c] = acc.get(c, 0.0) + q.weights[v]
+    cm = clues.clue_mass
+    return heapq.nlargest(clues.cfg.shortlist, acc.items(), key=lambda kv: (2.0 * kv[1] / (cm[kv[0]] + qmass), -kv[0]))
+
+
 def test_the_clue_shortlist_from_arrays_equals_the_dict_loop(proxy_agent) -> None:
     """grounding.clues: the arrays' shortlist (clue, shared weight) is the loop's, in the same order."""
     clues = proxy_agent.gate.clues
@@ -115,7 +128,7 @@ def test_the_clue_shortlist_from_arrays_equals_the_dict_loop(proxy_agent) -> Non
         q = clues.prepare(text)
         if q.weights:
             qmass = q.mass or 1.0
-            assert clues._shortlist(q, qmass) == clues._shortlist_loop(q, qmass), text
+            assert clues._shortlist(q, qmass) == shortlist_loop(clues, q, qmass), text
 
 
 def test_row_lengths_decode_sqlite_varints() -> None:
@@ -160,3 +173,16 @@ def test_an_index_the_arrays_cannot_read_turns_them_off_with_one_warning(caplog:
         assert scorer.match("full", WEIGHTS["full"], ["cotton"], 5) is None
         assert scorer.match("full", WEIGHTS["full"], ["cotton"], 5) is None
     assert not scorer.enabled and len([r for r in caplog.records if "array BM25" in r.getMessage()]) == 1
+
+
+def test_best_first_keeps_the_ties_at_the_cut_and_orders_them_by_id() -> None:
+    """grounding.topk: the n best by (score descending, id ascending), as a full sort would give."""
+    import numpy as np
+
+    from grounding.topk import best_first
+    rng = random.Random(6)
+    for n in (0, 1, 3, 10, 50):
+        ids = np.array(rng.sample(range(1000), 40))
+        scores = np.array([rng.choice([0.5, 1.0, 1.5, 2.0]) for _ in ids])
+        want = sorted(range(len(ids)), key=lambda k: (-scores[k], ids[k]))[:n]
+        assert list(best_first(ids, scores, n)) == want

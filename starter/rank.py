@@ -12,7 +12,7 @@ and popularity is a bounded tie-break.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 from grounding.budget import BUDGET_WORDS
 from grounding.words import FILLER, tokens
@@ -338,18 +338,9 @@ def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tuna
     live = [(i, t) for i, t in tracks.items() if i not in excluded]
     if not live:
         return []
-    any_exact = any(t.exact for _, t in live)
     log_prior = index.log_prior
-    inexact_penalty, doubtful_penalty = cfg.inexact_penalty, cfg.doubtful_penalty
-    rows: list[tuple[int, float, bool, float, float]] = []
-    for i, t in live:
-        lw = log_prior[i] + t.category_ll + t.loglik + t.text_ll
-        if any_exact and not t.exact:
-            lw -= inexact_penalty
-        if i in doubtful:
-            lw -= doubtful_penalty
-        rows.append((i, lw, t.exact, log_prior[i], t.loglik + t.category_ll + t.text_ll))
-    return ranked_by_weight(index, rows)
+    return ranked_by_weight(index, [(i, lw, t.exact, log_prior[i], t.loglik + t.category_ll + t.text_ll)
+                                    for i, t, lw in _log_weights(index, live, cfg, doubtful)])
 
 
 def most_probable(index: CatalogIndex, tracks: Tracks, cfg: Tunables) -> int | None:
@@ -357,18 +348,25 @@ def most_probable(index: CatalogIndex, tracks: Tracks, cfg: Tunables) -> int | N
     (the same log weights, the same tie-break), or None when there are none."""
     if not tracks:
         return None
-    any_exact = any(t.exact for t in tracks.values())
-    log_prior, inexact_penalty, place = index.log_prior, cfg.inexact_penalty, index.popular_place
-    best: tuple[float, int] | None = None
-    best_idx: int | None = None
-    for i, t in tracks.items():
+    place = index.popular_place
+    return min(_log_weights(index, list(tracks.items()), cfg), key=lambda r: (-r[2], place[r[0]]))[0]
+
+
+def _log_weights(index: CatalogIndex, live: list[tuple[int, Track]], cfg: Tunables,
+                 doubtful: set[int] | frozenset[int] = frozenset()) -> Iterator[tuple[int, Track, float]]:
+    """(idx, track, log weight) of each candidate: log prior + evidence, less `inexact_penalty` when
+    some candidate explains every message exactly and this one does not, less `doubtful_penalty`
+    when it is doubtful."""
+    any_exact = any(t.exact for _, t in live)
+    log_prior = index.log_prior
+    inexact_penalty, doubtful_penalty = cfg.inexact_penalty, cfg.doubtful_penalty
+    for i, t in live:
         lw = log_prior[i] + t.category_ll + t.loglik + t.text_ll
         if any_exact and not t.exact:
             lw -= inexact_penalty
-        key = (-lw, place[i])
-        if best is None or key < best:
-            best, best_idx = key, i
-    return best_idx
+        if i in doubtful:
+            lw -= doubtful_penalty
+        yield i, t, lw
 
 
 def ranked_by_weight(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> list[Ranked]:

@@ -143,7 +143,7 @@ class Tunables:
     handoff_max_words: int = 60
     # Before this turn show only the best product while the shopper still has more to say.
     people_insurance_turn: int = 4
-    # Memo sizes (entries) of a word's document frequency (per FTS5 table) and of a text's word set:
+    # Memo sizes (entries) of a word's document frequency and its FTS5 terms (per table) and of a text's word set:
     # bounds on memory (unbounded, the word-set memo and the IDF-weight memo held 60,640 and 134,266
     # entries after 2,000 mixed sessions and RSS still grew: bench_robustness at 9f353eb); a memo
     # saves microseconds a lookup, so they stop adding when full.

@@ -40,7 +40,7 @@ still exploring those options not quite right yet ask about one specific attribu
 hi hey hello can could help find show shopping just browsing now sure something really must non negotiable
 important thing mostly well care it's should like ideally thinking was wait forget said before scratch change
 plans never mind instead matters doesn't matter particular here flexible pick think best decide call opinion
-strong no also plus window any good around at also get buy i'd get looking searching much very so lot
+strong no also plus window any good around at also get buy i'd get looking searching much very so lot has
 nice great making mind thing things stuff kind sort maybe perhaps okay ok yes yeah thanks thank
 """.split())
 # Function words the gate also ignores when it looks a value up in a message.

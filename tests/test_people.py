@@ -103,6 +103,15 @@ def test_a_reworded_template_quotes_values_and_a_person_does_not(people_catalog:
     assert not agent.sessions["q"].people
 
 
+def test_a_reworded_template_with_a_damaged_shelf_still_quotes_its_value(people_catalog: Path) -> None:
+    """In "it has to be X", "has" is a function word, not evidence against the quoted value (it was read
+    as a content word, which pushed such openings onto the people path)."""
+    agent = Agent(str(people_catalog))
+    agent.reset("q", {})
+    agent.respond("q", "Hi! I need Bootie, and it has to be Suede.", 1, 10)
+    assert not agent.sessions["q"].people
+
+
 def test_a_person_is_asked_in_plain_words_and_never_shown_a_product_twice(people_catalog: Path) -> None:
     agent = Agent(str(people_catalog))
     agent.reset("p", {})

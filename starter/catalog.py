@@ -20,16 +20,12 @@ from contest.jsonl import field_text, iter_jsonl
 from grounding.audience import product_audiences
 from grounding.words import tokens
 from starter.config import Tunables
+from starter.fts_tables import FTS_COLUMNS, FTS_TOKENIZERS, FtsFiller, create_tables, unstorable
 from starter.index_cache import IndexCache
 from starter.postings import PostingScorer
 
 log = logging.getLogger(__name__)
 _SEP = "\x1f"
-# The two FTS5 tables: the template path's (what a template names) and the people path's (every field,
-# porter-stemmed: "sneakers", "pajamas").  BM25 weights are per column, in this order (config).
-FTS_COLUMNS = {"docs": ("title", "categories", "body"),
-               "full": ("title", "categories", "features", "details", "store", "description")}
-FTS_TOKENIZERS = {"docs": "unicode61 remove_diacritics 2", "full": "porter unicode61 remove_diacritics 2"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,16 +204,13 @@ class CatalogIndex:
         db = self.db
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
-        for table, columns in FTS_COLUMNS.items():
-            db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, content='', "
-                       f"tokenize='{FTS_TOKENIZERS[table]}')")
+        create_tables(db)
         products: list[Product] = []
         seen: set[str] = set()
         types: dict[str, str] = {}
         counts = {"without a usable parent_asin": 0, "with a duplicate parent_asin": 0,
                   "loaded without a title": 0, "loaded without categories": 0, "loaded without a numeric price": 0}
-        batch: list[tuple] = []
-        full: list[tuple] = []
+        filler = FtsFiller(db)      # fills the FTS5 tables in a second thread while rows are read
         try:
             for row in iter_jsonl(path):
                 pid = row.get("parent_asin")
@@ -238,16 +231,20 @@ class CatalogIndex:
                 # BM25 sees what a shopper names: the title, the category path,
                 # the card values and the store (not the long marketing text).
                 categories = field_text(row.get("categories"))
-                batch.append((p.idx, p.title, categories, " ".join(p.constraints) + " " + str(row.get("store") or "")))
-                full.append((p.idx, p.title, categories, field_text(row.get("features")),
-                             field_text(row.get("details")), field_text(row.get("store")),
-                             field_text(row.get("description"))))
-                if len(batch) >= 5000:
-                    self._flush(batch, full)
+                filler.add({"docs": (p.idx, p.title, categories,
+                                     " ".join(p.constraints) + " " + str(row.get("store") or "")),
+                            "full": (p.idx, p.title, categories, field_text(row.get("features")),
+                                     field_text(row.get("details")), field_text(row.get("store")),
+                                     field_text(row.get("description")))})
+            filler.close()
         except ValueError as exc:
+            filler.abort()
+            if isinstance(exc, UnicodeEncodeError):
+                raise CatalogError(unstorable(path)) from None
             raise CatalogError(f"malformed catalog: {exc}") from None
-        if batch:
-            self._flush(batch, full)
+        except BaseException:
+            filler.abort()
+            raise
         if not products:
             raise CatalogError(f"{path}: no product with a parent_asin")
         clue_words: dict[str, tuple[str, ...]] = {}
@@ -261,10 +258,13 @@ class CatalogIndex:
                     df[tok] = df.get(tok, 0) + 1
         db.execute("CREATE TABLE products (idx INTEGER PRIMARY KEY, pid TEXT, title TEXT, shelf TEXT, price REAL, "
                    "rating_number INTEGER, average_rating REAL, constraints TEXT, types TEXT, audience TEXT)")
-        db.executemany("INSERT INTO products VALUES (?,?,?,?,?,?,?,?,?,?)",
-                       ((p.idx, p.pid, p.title, p.shelf, p.price, p.rating_number, p.average_rating,
-                         _joined(p.constraints), _joined(p.types), _joined(sorted(p.audience)))
-                        for p in products))
+        try:
+            db.executemany("INSERT INTO products VALUES (?,?,?,?,?,?,?,?,?,?)",
+                           ((p.idx, p.pid, p.title, p.shelf, p.price, p.rating_number, p.average_rating,
+                             _joined(p.constraints), _joined(p.types), _joined(sorted(p.audience)))
+                            for p in products))
+        except UnicodeEncodeError:
+            raise CatalogError(unstorable(path)) from None
         db.execute("CREATE TABLE clue_words (clue TEXT PRIMARY KEY, words TEXT)")
         db.executemany("INSERT INTO clue_words VALUES (?, ?)", ((c, _joined(w)) for c, w in clue_words.items()))
         db.execute("CREATE TABLE word_df (word TEXT PRIMARY KEY, df INTEGER)")
@@ -300,13 +300,6 @@ class CatalogIndex:
         n = len(products)
         self.idf: dict[str, float] = {t: math.log(1.0 + n / (1.0 + c)) for t, c in df.items()}
         self.default_idf = math.log(1.0 + n)
-
-    def _flush(self, batch: list[tuple], full: list[tuple]) -> None:
-        self.db.executemany("INSERT INTO docs(rowid, title, categories, body) VALUES (?,?,?,?)", batch)
-        self.db.executemany("INSERT INTO full(rowid, title, categories, features, details, store, description) "
-                            "VALUES (?,?,?,?,?,?,?)", full)
-        batch.clear()
-        full.clear()
 
     def release_clue_words(self) -> None:
         """Let the words of every card value go: only the clue index reads them, once, when it is

@@ -165,7 +165,7 @@ def test_a_cold_query_past_the_load_budget_goes_to_sql_and_warms_the_arrays(smal
 def test_an_index_the_arrays_cannot_read_turns_them_off_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
     import sqlite3
 
-    from starter.catalog import FTS_COLUMNS, FTS_TOKENIZERS
+    from starter.fts_tables import FTS_COLUMNS, FTS_TOKENIZERS
     from starter.postings import PostingScorer
     scorer = PostingScorer(sqlite3.connect(":memory:"), FTS_COLUMNS, FTS_TOKENIZERS, lambda table, word: 1,
                            100, 100, 100)

@@ -138,9 +138,10 @@ class Tunables:
     people_around_band: tuple[float, float] = (0.6, 1.25)
     # A people session answering "anything else?" with "no preference" is handed to the template
     # path (replayed) only while everything said holds at most this many content words: a used-up
-    # template shopper says little (the 5 hand-offs of public para+drop+catdamage: 8-24 words); the
-    # replay costs a turn of template work per message said (bench_robustness).
-    handoff_max_words: int = 60
+    # template shopper says little (every hand-off of the perturbed panels and persona halves: 8-24
+    # words, now 11 and 16), and the replay costs a turn of template work per message said: word
+    # salads of 31-53 words handed off in 37-183 ms (10,000 fuzz messages, seed 11; at 60 words).
+    handoff_max_words: int = 30
     # Before this turn show only the best product while the shopper still has more to say.
     people_insurance_turn: int = 4
     # Memo sizes (entries) of a word's document frequency and its FTS5 terms (per table) and of a text's word set:

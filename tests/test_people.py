@@ -139,6 +139,17 @@ def test_no_preference_to_anything_else_hands_the_session_to_the_template_path(p
     assert not state.people and state.pool is not None and state.tracks
 
 
+def test_a_long_people_session_is_not_replayed_on_the_template_path(people_catalog: Path) -> None:
+    """The hand-off replays every message on the template path: past `handoff_max_words` content
+    words (a word salad, not a used-up template shopper) the session stays with people."""
+    agent = Agent(str(people_catalog))
+    agent.reset("p", {})
+    agent.respond("p", "I want some comfy boots", 1, 10)
+    agent.respond("p", " ".join(f"word{k}" for k in range(TUNABLES.handoff_max_words)), 2, 10)
+    agent.respond("p", "I don't really care about other.", 3, 10)
+    assert agent.sessions["p"].people
+
+
 def test_persona_sessions_on_the_small_catalog(people_catalog: Path) -> None:
     card = {"sample_id": "persona_t", "ground_truth": {"parent_asin": "W2"},
             "opening": "I'm after ankle booties for my wife",

@@ -324,6 +324,16 @@ class CatalogIndex:
                 self._product_tokens[idx] = got
         return got
 
+    def holds_any(self, idx: int, words: frozenset[str] | set[str]) -> bool:
+        """Whether one of `words` is in `product_tokens(idx)`.  Tokens are substrings of the lower-cased
+        text, so a cold product none of whose text holds one of a few words is not tokenised."""
+        if idx not in self._product_tokens and len(words) <= self.cfg.substring_scan_max_words:
+            p = self.products[idx]
+            low = (p.title + " " + " ".join(p.constraints)).lower()
+            if not any(w in low for w in words):
+                return False
+        return not words.isdisjoint(self.product_tokens(idx))
+
     def weight(self, toks: frozenset[str]) -> float:
         """Sum of IDF over a token set (memoised: sets of card-value words repeat; the memo is emptied
         when full, so it holds the sets of recent turns and few enough for the garbage collector)."""

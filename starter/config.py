@@ -174,7 +174,8 @@ class Tunables:
     posting_load_share: float = 2.0
     # A message with more content words than this is compared with card values through the values'
     # words, not by a substring scan per word (rank._may_share): the same answer either way, but a
-    # 300-word salad scanned 8,000 values word by word (about 50 ms a turn).  measured.
+    # 300-word salad scanned 8,000 values word by word (about 50 ms a turn).  measured.  The same
+    # bound lets `CatalogIndex.holds_any` check a product not yet tokenised by substring first.
     substring_scan_max_words: int = 8
     # Memo size (entries) of the answer plans (card type pattern, disclosed positions): a bound, the
     # proxy catalog's cards make a few thousand.

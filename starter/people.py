@@ -127,7 +127,7 @@ def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, show
         lw = cfg.people_text_beta * max(0.0, s) / top
         if facts.audiences and p.audience:
             lw += cfg.people_audience if p.audience & facts.audiences else -cfg.people_audience
-        if facts.negated and not facts.negated.isdisjoint(index.product_tokens(i)):
+        if facts.negated and index.holds_any(i, facts.negated):
             lw -= cfg.people_negation_penalty
         lw -= cfg.people_budget_penalty * budget_penalty(p.price, facts.budget, cfg)
         if i in shown:

@@ -306,7 +306,7 @@ def with_soft_facts(index: CatalogIndex, tracks: Tracks, obs: Reading, cfg: Tuna
         loglik = t.loglik
         if negated:
             # The words of its title and card values (the same set as tokenising each part).
-            if not negated.isdisjoint(index.product_tokens(i)):
+            if index.holds_any(i, negated):
                 loglik -= cfg.mismatch_beta * cfg.negation_penalty_share
         if obs.budget_max is not None and p.price is not None and p.price > obs.budget_max * cfg.budget_slack:
             loglik -= cfg.mismatch_beta * cfg.over_budget_penalty_share

@@ -99,3 +99,23 @@ def test_long_messages_share_words_with_values_by_their_words(small_catalog: Pat
             full = 0.0 if not common else (lambda r, q: 2 * r * q / (r + q))(
                 ix.weight(common) / ix.weight(pred), ix.weight(common) / ix.weight(said))
             assert fast == full
+
+
+def test_holds_any_equals_the_token_check_with_or_without_the_memo(small_catalog) -> None:
+    """`holds_any` skips tokenising a cold product whose text holds none of the words; the answer
+    is the token check's, cold or warm, for few words and for many."""
+    from starter.catalog import CatalogIndex
+    from starter.config import TUNABLES
+    cold = CatalogIndex(small_catalog, TUNABLES)
+    warm = CatalogIndex(small_catalog, TUNABLES)
+    few = [{"leather"}, {"black", "zzz"}, {"lea"}, {"boot", "boots"}, {"19.99"}, set()]
+    many = [{f"w{k}" for k in range(TUNABLES.substring_scan_max_words + 1)} | {"leather"}]
+    for i in range(len(warm.products)):
+        warm.product_tokens(i)
+    for group in (few, many):
+        for words in group:
+            for i in range(len(cold.products)):
+                expected = not set(words).isdisjoint(warm.product_tokens(i))
+                assert cold.holds_any(i, frozenset(words)) == expected == warm.holds_any(i, frozenset(words))
+        if group is few:
+            assert len(cold._product_tokens) < len(cold.products)     # some products were never tokenised

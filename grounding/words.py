@@ -88,14 +88,16 @@ MATERIAL_RE = re.compile(r"\b(" + "|".join(MATERIAL_WORDS) + r")\b")
 COLOR_RE = re.compile(r"\b(" + "|".join(COLOR_WORDS) + r")\b")
 
 # ---- negations -----------------------------------------------------------------------
-# "not leather", "no heels", "without any lace": the word after the cue is rejected.
-NEGATION_RE = re.compile(r"\b(?:no|not|without|avoid|except|never|hate|dislike|anything but)\s+(?:any\s+|too\s+)?"
-                         r"([a-z]+)")
+# "not leather", "no heels", "without any lace", "not a knockoff": the word after the cue (and after
+# "any", "too" or an article) is rejected; a single letter is no product fact.
+NEGATION_RE = re.compile(r"\b(?:no|not|without|avoid|except|never|hate|dislike|anything but)\s+"
+                         r"(?:(?:any|too|an?|the)\s+)?([a-z][a-z]+)")
 # A value that starts with a negation cue ("not red", "no leather") is itself a rejection.
 LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|anything but|none of)\s+", re.I)
 # Words after a negation that say nothing about the product ("not sure", "not quite").
-NEGATION_STOP = frozenset("sure quite really very much yet right it that this so bad only just exactly necessarily "
-                          "big fan idea preference particular strong opinion problem worries matter".split())
+NEGATION_STOP = frozenset("an the one ones sure quite really very much yet right it that this so bad only just "
+                          "exactly necessarily big fan idea preference particular strong opinion problem worries "
+                          "matter".split())
 # Negated words that are conversation, not product facts (the gate's stricter list).
 NOT_FACTS = frozenset("""sure quite exactly really too very that this those these it them one ones idea clue
 problem worries big huge fan fussed bothered picky fussy yet anymore much many more lot fan

@@ -115,6 +115,18 @@ def test_regex_fallback_reads_budget_negation_material_colour() -> None:
     assert obs.facts.colors == ("black",) and obs.facts.materials == ("cotton",)
 
 
+@pytest.mark.parametrize("text, negated", [
+    ("it's a thin knit, not a heavy chunky one", ("heavy",)),
+    ("officially licensed, not a knockoff", ("knockoff",)),
+    ("no heels and without any lace", ("heels", "lace")),
+    ("not the red one", ("red",)),
+    ("not the one I saw, not an x, without i", ()),
+    ("not too pricey", ("pricey",)),
+])
+def test_a_negation_rejects_the_word_after_an_article_never_a_letter(text: str, negated: tuple[str, ...]) -> None:
+    assert parse_message(text, 2).facts.negated == negated
+
+
 @pytest.mark.parametrize("odd", [None, 42, b"\xff\xfe bytes", "", "   ", "x" * 100_000, ["list"], {"a": 1}])
 def test_odd_input_parses_to_a_defined_observation(odd: object) -> None:
     obs = parse_message(odd, 2)

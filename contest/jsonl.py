@@ -11,19 +11,26 @@ def iter_jsonl(path: Path | str) -> Iterator[dict]:
     not an object) raise ValueError naming the file and line."""
     with open(path, "rb") as fh:
         for lineno, raw in enumerate(fh, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: not valid UTF-8 (byte {exc.start + 1} of the line)") from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}:{lineno}: expected a JSON object")
-            yield row
+            row = parse_line(raw, path, lineno)
+            if row is not None:
+                yield row
+
+
+def parse_line(raw: bytes, path: Path | str, lineno: int) -> dict | None:
+    """One line of a JSON-lines file as an object (None when blank); errors name the file and line."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}:{lineno}: not valid UTF-8 (byte {exc.start + 1} of the line)") from None
+    if not line.strip():
+        return None
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+    if not isinstance(row, dict):
+        raise ValueError(f"{path}:{lineno}: expected a JSON object")
+    return row
 
 
 def read_jsonl(path: Path | str) -> list[dict]:

@@ -15,10 +15,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from contest.card import CARD_SIZE, card_title, card_values, classify, coarse_category, split_card
-from contest.jsonl import field_text, iter_jsonl
-from grounding.audience import product_audiences
 from grounding.words import tokens
+from starter.catalog_rows import read_records
 from starter.config import Tunables
 from starter.fts_tables import FTS_COLUMNS, FTS_TOKENIZERS, FtsFiller, create_tables, unstorable
 from starter.index_cache import IndexCache
@@ -46,60 +44,6 @@ class Product:
 
 class CatalogError(ValueError):
     """The catalog file is missing, unreadable or has no usable product."""
-
-
-def capped(row: dict, limit: int) -> dict:
-    """The row with every text cut to `limit` characters and every list to `limit // 100` items: a
-    catalog line can be arbitrarily large, what is read and indexed of it is not."""
-    items = max(1, limit // 100)
-
-    def cut(v: object, depth: int = 0) -> object:
-        if isinstance(v, str):
-            return v[:limit]
-        if isinstance(v, list) and depth < 2:
-            return [cut(x, depth + 1) for x in v[:items]]
-        if isinstance(v, dict) and depth < 2:
-            return {str(k)[:limit]: cut(x, depth + 1) for k, x in list(v.items())[:items]}
-        return v
-
-    out: dict = {}
-    for k, v in row.items():     # the common shapes inline (cut() per string is most of a build's time)
-        if isinstance(v, str):
-            out[k] = v[:limit]
-        elif isinstance(v, list):
-            out[k] = [x[:limit] if isinstance(x, str) else cut(x, 1) for x in v[:items]]
-        else:
-            out[k] = cut(v)
-    return out
-
-
-def _num(value: object) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)) and math.isfinite(value):
-        return float(value)
-    return None
-
-
-def _product(row: dict, pid: str, idx: int, types: dict[str, str]) -> Product:
-    """A catalog row as the agent keeps it; `types` memoises classify() (card values repeat)."""
-    hard, soft = split_card(card_values(row, limit=CARD_SIZE) or [card_title(row)])
-    constraints = tuple(hard + soft)
-    kinds = []
-    for v in constraints:
-        t = types.get(v)
-        if t is None:
-            t = types[v] = classify(v)
-        kinds.append(t)
-    rn = row.get("rating_number")
-    cats = row.get("categories") if isinstance(row.get("categories"), list) else None
-    title = str(row.get("title") or "")
-    return Product(
-        idx=idx, pid=pid, title=title, shelf=coarse_category(cats), price=_num(row.get("price")),
-        rating_number=rn if isinstance(rn, int) and not isinstance(rn, bool) and rn > 0 else 0,
-        average_rating=_num(row.get("average_rating")) or 0.0,
-        constraints=constraints, types=tuple(kinds), audience=product_audiences(title, cats or []),
-    )
 
 
 class _Released(dict):
@@ -207,35 +151,26 @@ class CatalogIndex:
         create_tables(db)
         products: list[Product] = []
         seen: set[str] = set()
-        types: dict[str, str] = {}
         counts = {"without a usable parent_asin": 0, "with a duplicate parent_asin": 0,
                   "loaded without a title": 0, "loaded without categories": 0, "loaded without a numeric price": 0}
         filler = FtsFiller(db)      # fills the FTS5 tables in a second thread while rows are read
+        records = read_records(path, cfg.max_field_chars, cfg.build_processes, cfg.build_parallel_min_bytes)
         try:
-            for row in iter_jsonl(path):
-                pid = row.get("parent_asin")
-                if not isinstance(pid, str) or not pid.strip():
+            for rec in records:
+                if rec.pid is None:
                     counts["without a usable parent_asin"] += 1
                     continue
-                if pid in seen:
+                if rec.pid in seen:
                     counts["with a duplicate parent_asin"] += 1
                     continue
-                seen.add(pid)
-                row = capped(row, cfg.max_field_chars)
-                counts["loaded without a title"] += not (isinstance(row.get("title"), str) and row["title"].strip())
-                counts["loaded without categories"] += not (isinstance(row.get("categories"), list)
-                                                            and row["categories"])
-                counts["loaded without a numeric price"] += _num(row.get("price")) is None
-                p = _product(row, pid, len(products), types)
+                seen.add(rec.pid)
+                for what, missing in zip(("loaded without a title", "loaded without categories",
+                                          "loaded without a numeric price"), rec.missing):
+                    counts[what] += missing
+                p = Product(len(products), rec.pid, rec.title, rec.shelf, rec.price, rec.rating_number,
+                            rec.average_rating, rec.constraints, rec.types, rec.audience)
                 products.append(p)
-                # BM25 sees what a shopper names: the title, the category path,
-                # the card values and the store (not the long marketing text).
-                categories = field_text(row.get("categories"))
-                filler.add({"docs": (p.idx, p.title, categories,
-                                     " ".join(p.constraints) + " " + str(row.get("store") or "")),
-                            "full": (p.idx, p.title, categories, field_text(row.get("features")),
-                                     field_text(row.get("details")), field_text(row.get("store")),
-                                     field_text(row.get("description")))})
+                filler.add({"docs": (p.idx, *rec.docs), "full": (p.idx, *rec.full)})
             filler.close()
         except ValueError as exc:
             filler.abort()
@@ -245,6 +180,8 @@ class CatalogIndex:
         except BaseException:
             filler.abort()
             raise
+        finally:
+            records.close()
         if not products:
             raise CatalogError(f"{path}: no product with a parent_asin")
         clue_words: dict[str, tuple[str, ...]] = {}

@@ -192,6 +192,11 @@ class Tunables:
     # Per catalog field: at most this many characters of a text (and a hundredth as many list
     # items) are read.  A bound, not a tunable: the proxy's longest field is far shorter.
     max_field_chars: int = 100_000
+    # A cold build parses a catalog file of at least `build_parallel_min_bytes` in this many forked
+    # worker processes (starter/catalog_rows.py; 1 = in the building process); smaller files are
+    # read serially (a worker costs a fork and its share of the pickled rows).  The same index either way.
+    build_processes: int = 2
+    build_parallel_min_bytes: int = 8_000_000
     # Rerank (RERANK_METHOD): only candidates within this many nats of the best are touched.
     # measured: evaluation_results/rerank.md (off by default).
     rerank_window: float = 1.5

@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 INDEX_FORMAT = 1
 # Modules whose code decides what the index holds: a change to any of them is a new key.
 INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.words", "starter.catalog",
-              "starter.fts_tables", "starter.index_cache")
+              "starter.catalog_rows", "starter.fts_tables", "starter.index_cache")
 # Tunables read while building (the others are applied at query or load time).
 INDEX_TUNABLES = ("max_field_chars",)
 OFF_VALUES = frozenset({"off", "0", "no", "false", "none"})

@@ -13,6 +13,7 @@ import gc
 import logging
 import os
 import traceback
+from pathlib import Path
 from typing import Any
 
 from contest.paths import load_env_file, resolve_catalog
@@ -87,6 +88,26 @@ class Agent:
             gc.freeze()
             young, middle, full = gc.get_threshold()
             gc.set_threshold(young, middle, max(full, self.cfg.full_collection_threshold))
+
+    @staticmethod
+    def prepare_catalog(catalog_path: str) -> bool:
+        """Build and store the catalog's index once, when the index cache is on, so that processes
+        started next (an evaluator's pool workers) open it instead of each building it; True when a
+        stored index is there afterwards.  A bad catalog is left to the constructor to report."""
+        load_env_file()
+        cache = IndexCache.from_env()
+        if cache is None:
+            return False
+        try:
+            opened = cache.open(cache.key(Path(catalog_path), TUNABLES))
+            if opened is not None:
+                opened[0].close()
+                return True
+            index = CatalogIndex(catalog_path, TUNABLES, cache)
+        except (CatalogError, OSError, UnicodeDecodeError):
+            return False
+        index.db.close()
+        return index.cache_state == "built"
 
     @property
     def sessions(self) -> dict[str, SessionState]:

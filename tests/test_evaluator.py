@@ -6,6 +6,7 @@ level; the others are instances handed to `run_session` directly.
 from __future__ import annotations
 
 import json
+import os
 import time
 import zlib
 from pathlib import Path
@@ -140,6 +141,16 @@ class SleepyPagingAgent(PagingAgent):
     def respond(self, session_id, user_message, turn, top_k):
         time.sleep(0.01)
         return super().respond(session_id, user_message, turn, top_k)
+
+
+class PreparingPagingAgent(PagingAgent):
+    """PagingAgent with a `prepare_catalog` hook that notes each call (PREPARED_LOG)."""
+
+    @staticmethod
+    def prepare_catalog(catalog_path: str) -> bool:
+        with open(os.environ["PREPARED_LOG"], "a", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return True
 
 
 class ExplodingAgent:
@@ -375,6 +386,31 @@ def test_two_workers_give_the_same_sessions_and_sleeping_changes_nothing(catalog
     assert 0 < sum(r["hit"] for r in one) < len(one)
     assert len({r["turn"] for r in one if r["hit"]}) > 1
     assert stats_slow["latency_ms"]["median"] >= 10.0 > stats1["latency_ms"]["median"]
+
+
+def test_the_catalog_is_prepared_once_before_the_workers_start(catalog_file, catalog, tmp_path, monkeypatch):
+    """An agent's optional `prepare_catalog` (ours builds and stores its index) runs once, before the
+    workers start, so they open a built index instead of each building it."""
+    log = tmp_path / "prepared.log"
+    monkeypatch.setenv("PREPARED_LOG", str(log))
+    rows = panel_rows()[:4]
+    E.evaluate("tests.test_evaluator:PreparingPagingAgent", str(catalog_file), rows, catalog, workers=2,
+               progress=False)
+    assert len(log.read_text(encoding="utf-8").split()) == 1
+    E.evaluate("tests.test_evaluator:PreparingPagingAgent", str(catalog_file), rows, catalog, workers=1,
+               progress=False)
+    assert len(log.read_text(encoding="utf-8").split()) == 1        # one process: nothing to prepare
+
+
+def test_our_agent_prepares_its_index_once(small_catalog, tmp_path, monkeypatch):
+    from starter.agent import Agent
+    monkeypatch.setenv("AGENT_INDEX_CACHE", str(tmp_path / "cache"))
+    assert Agent.prepare_catalog(str(small_catalog)) is True            # built and stored
+    assert Agent(str(small_catalog)).index.cache_state == "loaded"
+    assert Agent.prepare_catalog(str(small_catalog)) is True            # already there: opened, not rebuilt
+    monkeypatch.setenv("AGENT_INDEX_CACHE", "off")
+    assert Agent.prepare_catalog(str(small_catalog)) is False
+    assert Agent.prepare_catalog(str(tmp_path / "missing.jsonl")) is False
 
 
 def test_sleeping_agent_is_scored_normally(catalog):

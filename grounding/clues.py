@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -48,6 +49,30 @@ class Query:
     mass: float                           # IDF mass of the whole query (unknown words included)
 
 
+def clue_postings(clue_list: Sequence[str], clue_words: Mapping[str, tuple[str, ...]],
+                  idf_of: Callable[[str], float]) -> tuple[dict[str, list[int]], list[float]]:
+    """What the clue index is built on: each content word's clue positions (in `clue_list` order)
+    and each clue's mass (the IDF of its content words, added in word order)."""
+    postings: dict[str, list[int]] = {}
+    mass: list[float] = []
+    weight: dict[str, float | None] = {}      # per word: its IDF when a content word, else None
+    for i, clue in enumerate(clue_list):
+        m = 0.0
+        for t in clue_words[clue]:
+            w = weight.get(t, -1.0)
+            if w == -1.0:
+                w = weight[t] = idf_of(t) if is_content(t) else None
+            if w is not None:
+                lst = postings.get(t)
+                if lst is None:
+                    postings[t] = [i]
+                else:
+                    lst.append(i)
+                m += w
+        mass.append(m)
+    return postings, mass
+
+
 class ClueIndex:
     """Clue postings, spelling correction and fragment matching over one catalog."""
 
@@ -56,24 +81,10 @@ class ClueIndex:
         self.cfg = tunables
         # Clues in sorted order; posting lists hold positions in this list.
         self.clue_list: list[str] = sorted(vocab.clues)
-        postings: dict[str, list[int]] = {}
-        mass: list[float] = []
-        weight: dict[str, float | None] = {}      # per word: its IDF when a content word, else None
-        words = vocab.clue_words
-        for i, clue in enumerate(self.clue_list):
-            m = 0.0
-            for t in words[clue]:
-                w = weight.get(t, -1.0)
-                if w == -1.0:
-                    w = weight[t] = vocab.idf_of(t) if is_content(t) else None
-                if w is not None:
-                    lst = postings.get(t)
-                    if lst is None:
-                        postings[t] = [i]
-                    else:
-                        lst.append(i)
-                    m += w
-            mass.append(m)
+        # A vocabulary may hand over what `clue_postings` computes (the agent's index stores it).
+        stored = getattr(vocab, "clue_postings", None)
+        got = stored() if callable(stored) else None
+        postings, mass = got if got is not None else clue_postings(self.clue_list, vocab.clue_words, vocab.idf_of)
         self.postings = postings
         self.clue_mass = mass
         self.shelf_words = shelf_words

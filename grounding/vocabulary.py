@@ -18,3 +18,6 @@ class Vocabulary(Protocol):
     def idf_of(self, tok: str) -> float:
         """Rarity (inverse document frequency) of a card-value word."""
         ...
+
+    # Optional: `clue_postings()` -> what `grounding.clues.clue_postings` computes from `clue_words`
+    # (or None), so that a vocabulary that stores it spares the clue index that work at every start.

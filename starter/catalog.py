@@ -15,6 +15,9 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from grounding.clues import clue_postings
 from grounding.words import tokens
 from starter.catalog_rows import read_records
 from starter.config import Tunables
@@ -76,9 +79,8 @@ def _load(db: sqlite3.Connection) -> tuple[list[Product], dict[str, tuple[str, .
 
     Streamed row by row; a card value, shelf, type list or audience set that many products share
     is one object (as a million-row catalog would not fit otherwise)."""
-    clue_words = {c: _split(w) for c, w in db.execute("SELECT clue, words FROM clue_words")}
+    value = {c: c for (c,) in db.execute("SELECT clue FROM clue_words")}.get
     df = dict(db.execute("SELECT word, df FROM word_df"))
-    value = {c: c for c in clue_words}.get
     shared: dict[str, object] = {}
     products: list[Product] = []
     append = products.append
@@ -97,7 +99,23 @@ def _load(db: sqlite3.Connection) -> tuple[list[Product], dict[str, tuple[str, .
         if sh is None:
             sh = shared["\x1d" + shelf] = shelf
         append(Product(idx, pid, title, sh, price, rn, ar, tuple(value(v, v) for v in _split(cons)), k, a))
-    return products, clue_words, df
+    return products, _Released(), df     # the clue index reads the stored clue postings instead
+
+
+def _store_clue_postings(db: sqlite3.Connection, postings: dict[str, list[int]], mass: list[float]) -> None:
+    """The clue index's postings and masses, as arrays (int32 positions, float64 masses: the same floats)."""
+    db.execute("CREATE TABLE clue_postings (word TEXT PRIMARY KEY, positions BLOB)")
+    db.executemany("INSERT INTO clue_postings VALUES (?, ?)",
+                   ((w, np.asarray(p, dtype="<i4").tobytes()) for w, p in postings.items()))
+    db.execute("CREATE TABLE clue_mass (id INTEGER PRIMARY KEY, mass BLOB)")
+    db.execute("INSERT INTO clue_mass VALUES (0, ?)", (np.asarray(mass, dtype="<f8").tobytes(),))
+
+
+def _read_clue_postings(db: sqlite3.Connection) -> tuple[dict[str, list[int]], list[float]]:
+    postings = {w: np.frombuffer(b, dtype="<i4").tolist()
+                for w, b in db.execute("SELECT word, positions FROM clue_postings ORDER BY rowid")}
+    (blob,) = db.execute("SELECT mass FROM clue_mass WHERE id = 0").fetchone()
+    return postings, np.frombuffer(blob, dtype="<f8").tolist()
 
 class CatalogIndex:
     """Products, shelves, clue index, token index, BM25 and priors.
@@ -123,16 +141,20 @@ class CatalogIndex:
             products, clue_words, df = _load(self.db)
             counts = dict(manifest.get("row_counts") or {})
             self.cache_state = "loaded"
+            self._derive(products, clue_words, df)
+            self._clue_postings: tuple[dict[str, list[int]], list[float]] | None = _read_clue_postings(self.db)
         else:
             target = cache.writable_path(key) if cache is not None and key is not None else None
             self.db = sqlite3.connect(str(target) if target else ":memory:", check_same_thread=False)
             products, clue_words, df, counts = self._build(path)
+            self._derive(products, clue_words, df)
+            self._clue_postings = clue_postings(sorted(self.clues), clue_words, self.idf_of)
+            _store_clue_postings(self.db, *self._clue_postings)
             self.cache_state = "memory"
             if target is not None and cache is not None and key is not None:
                 self.db.commit()
                 stored = cache.publish(target, key, path, {"row_counts": counts, "products": len(products)})
                 self.cache_state = "built" if stored else "memory"
-        self._derive(products, clue_words, df)
         self.postings = PostingScorer(self.db, FTS_COLUMNS, FTS_TOKENIZERS, self._df, cfg.posting_cache_entries,
                                       cfg.df_cache_entries, cfg.posting_load_share, cfg.bm25_engine == "arrays")
         odd = [f"skipped {n} rows {what}" for what, n in counts.items() if n and not what.startswith("loaded")]
@@ -239,9 +261,15 @@ class CatalogIndex:
         self.default_idf = math.log(1.0 + n)
 
     def release_clue_words(self) -> None:
-        """Let the words of every card value go: only the clue index reads them, once, when it is
-        built (17 million word strings at a million products).  Called by the agent after its gate."""
+        """Let the words of every card value and the clue postings go: only the clue index reads them,
+        once, when it is built (17 million word strings at a million products).  Called by the agent
+        after its gate."""
         self.clue_words = _Released()
+        self._clue_postings = None
+
+    def clue_postings(self) -> tuple[dict[str, list[int]], list[float]] | None:
+        """What `grounding.clues.clue_postings` computes, stored with the index (None once released)."""
+        return self._clue_postings
 
     # ---- lookups ---------------------------------------------------------------
     def idf_of(self, tok: str) -> float:

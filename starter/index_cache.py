@@ -31,8 +31,8 @@ log = logging.getLogger(__name__)
 # Bump when the layout of the cache file changes.
 INDEX_FORMAT = 1
 # Modules whose code decides what the index holds: a change to any of them is a new key.
-INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.words", "starter.catalog",
-              "starter.catalog_rows", "starter.fts_tables", "starter.index_cache")
+INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.clues", "grounding.words",
+              "starter.catalog", "starter.catalog_rows", "starter.fts_tables", "starter.index_cache")
 # Tunables read while building (the others are applied at query or load time).
 INDEX_TUNABLES = ("max_field_chars",)
 OFF_VALUES = frozenset({"off", "0", "no", "false", "none"})

@@ -17,7 +17,7 @@ def _snapshot(ix: CatalogIndex) -> dict:
     """Everything the agent reads from an index, for comparison."""
     return {
         "products": ix.products, "by_pid": ix.by_pid, "shelves": ix.shelves, "shelf_sizes": ix.shelf_sizes,
-        "clues": ix.clues, "clue_words": ix.clue_words, "idf": ix.idf, "default_idf": ix.default_idf,
+        "clues": ix.clues, "clue_postings": ix.clue_postings(), "idf": ix.idf, "default_idf": ix.default_idf,
         "popular": ix.popular, "log_prior": ix.log_prior,
         "bm25": ix.bm25(["cotton", "tee", "black", "boot"], 10),
         "bm25_shelf": ix.bm25(["leather"], 5, shelf=ix.products[0].shelf),
@@ -185,3 +185,21 @@ def test_agent_lets_the_clue_words_go_after_its_gate(small_catalog: Path) -> Non
     with pytest.raises(LookupError, match="released"):
         agent.index.clue_words["100% Cotton"]
     assert agent.respond("s", "I'm looking for a cotton tee", 1, 10)["recommendations"]
+
+
+def test_the_stored_clue_postings_are_what_the_clue_index_computes(small_catalog: Path, tmp_path: Path) -> None:
+    """A loaded index hands the clue index its stored postings and masses (no card-value words are
+    read at start); they equal what `clue_postings` computes from the words, float for float."""
+    from types import SimpleNamespace
+    from grounding.clues import ClueIndex
+    from starter.config import GROUNDING
+    cache = IndexCache(tmp_path / "c")
+    built = CatalogIndex(small_catalog, TUNABLES, cache)
+    loaded = CatalogIndex(small_catalog, TUNABLES, cache)
+    assert loaded.cache_state == "loaded" and len(loaded.clue_words) == 0
+    plain = SimpleNamespace(clues=built.clues, clue_words=built.clue_words, shelf_sizes=built.shelf_sizes,
+                            default_idf=built.default_idf, idf_of=built.idf_of)   # no clue_postings(): computed
+    computed = ClueIndex(plain, frozenset(), GROUNDING)
+    stored = ClueIndex(loaded, frozenset(), GROUNDING)
+    assert computed.postings and computed.postings == stored.postings
+    assert computed.clue_mass == stored.clue_mass and computed.clue_list == stored.clue_list

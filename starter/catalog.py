@@ -75,11 +75,12 @@ def _split(text: str) -> tuple[str, ...]:
 
 
 def _load(db: sqlite3.Connection) -> tuple[list[Product], dict[str, tuple[str, ...]], dict[str, int]]:
-    """Products, clue words and word document frequencies from a cached index.
+    """Products, clue words (released: the clue index reads its stored postings) and word document
+    frequencies from a cached index.
 
     Streamed row by row; a card value, shelf, type list or audience set that many products share
     is one object (as a million-row catalog would not fit otherwise)."""
-    value = {c: c for (c,) in db.execute("SELECT clue FROM clue_words")}.get
+    value = {}.setdefault       # card value -> its one string object
     df = dict(db.execute("SELECT word, df FROM word_df"))
     shared: dict[str, object] = {}
     products: list[Product] = []
@@ -224,8 +225,6 @@ class CatalogIndex:
                             for p in products))
         except UnicodeEncodeError:
             raise CatalogError(unstorable(path)) from None
-        db.execute("CREATE TABLE clue_words (clue TEXT PRIMARY KEY, words TEXT)")
-        db.executemany("INSERT INTO clue_words VALUES (?, ?)", ((c, _joined(w)) for c, w in clue_words.items()))
         db.execute("CREATE TABLE word_df (word TEXT PRIMARY KEY, df INTEGER)")
         db.executemany("INSERT INTO word_df VALUES (?, ?)", df.items())
         return products, clue_words, df, counts

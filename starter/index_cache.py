@@ -29,7 +29,7 @@ from contest.paths import INDEX_CACHE_ENV
 log = logging.getLogger(__name__)
 
 # Bump when the layout of the cache file changes.
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2          # 2: the clue index's postings stored; no clue_words table
 # Modules whose code decides what the index holds: a change to any of them is a new key.
 INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.clues", "grounding.words",
               "starter.catalog", "starter.catalog_rows", "starter.fts_tables", "starter.index_cache")

@@ -79,8 +79,11 @@ class ClueIndex:
     def __init__(self, vocab: Vocabulary, shelf_words: frozenset[str], tunables: GroundingTunables) -> None:
         self.catalog = vocab
         self.cfg = tunables
-        # Clues in sorted order; posting lists hold positions in this list.
-        self.clue_list: list[str] = sorted(vocab.clues)
+        # Clues in sorted order; posting lists hold positions in this list.  A vocabulary may hand it
+        # over (`clue_list()`: the agent's index stores it; sorting a million values takes a second).
+        given = getattr(vocab, "clue_list", None)
+        listed = given() if callable(given) else None
+        self.clue_list: list[str] = listed if listed is not None else sorted(vocab.clues)
         # A vocabulary may hand over what `clue_postings` computes (the agent's index stores it).
         stored = getattr(vocab, "clue_postings", None)
         got = stored() if callable(stored) else None

@@ -21,3 +21,4 @@ class Vocabulary(Protocol):
 
     # Optional: `clue_postings()` -> what `grounding.clues.clue_postings` computes from `clue_words`
     # (or None), so that a vocabulary that stores it spares the clue index that work at every start.
+    # Optional: `clue_list()` -> `sorted(clues)` (or None), for the same reason.

@@ -100,8 +100,8 @@ class Agent:
             return False
         try:
             opened = cache.open(cache.key(Path(catalog_path), TUNABLES))
-            if opened is not None:
-                opened[0].close()
+            if opened is not None and opened.verified():
+                opened.db.close()
                 return True
             index = CatalogIndex(catalog_path, TUNABLES, cache)
         except (CatalogError, OSError, UnicodeDecodeError):

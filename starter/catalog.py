@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import math
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,27 +21,14 @@ from grounding.words import tokens
 from starter.catalog_rows import read_records
 from starter.config import Tunables
 from starter.fts_tables import FTS_COLUMNS, FTS_TOKENIZERS, FtsFiller, create_tables, unstorable
-from starter.index_cache import IndexCache
+from starter.index_cache import IndexCache, OpenedIndex
 from starter.postings import PostingScorer
+from starter.product_table import ClueLists, Product, ProductColumns, columns_of, places, shelf_lists
+from starter.product_table import load as load_products
+from starter.product_table import store as store_products
 
 log = logging.getLogger(__name__)
-_SEP = "\x1f"
-
-
-@dataclass(frozen=True, slots=True)
-class Product:
-    """What the agent keeps of a catalog row (compact on purpose)."""
-
-    idx: int
-    pid: str
-    title: str
-    shelf: str
-    price: float | None
-    rating_number: int
-    average_rating: float
-    constraints: tuple[str, ...]   # hard + soft, reveal order
-    types: tuple[str, ...]         # classify() of each constraint
-    audience: frozenset[str] = frozenset()   # who it is for (grounding.audience), empty if not said
+__all__ = ["CatalogError", "CatalogIndex", "Product"]
 
 
 class CatalogError(ValueError):
@@ -57,66 +43,29 @@ class _Released(dict):
                           "(CatalogIndex.release_clue_words); build a Gate on a fresh CatalogIndex")
 
 
-def _joined(values: tuple[str, ...] | list[str]) -> str:
-    """Values as one string for the cache.  Card values, words, types and audiences never hold the
-    separator (card values are whitespace-collapsed, and U+001F is whitespace); checked anyway."""
-    if any(_SEP in v for v in values):
-        raise CatalogError(f"a catalog value holds the separator U+001F: {values!r}")
-    return _SEP.join(values)
-
-
 def _phrase(word: str) -> str:
     """A word as one quoted FTS5 phrase (its quotes doubled), so no text is read as query syntax."""
     return '"' + word.replace('"', '""') + '"'
 
 
-def _split(text: str) -> tuple[str, ...]:
-    return tuple(text.split(_SEP)) if text else ()
-
-
-def _load(db: sqlite3.Connection) -> tuple[list[Product], dict[str, tuple[str, ...]], dict[str, int]]:
-    """Products, clue words (released: the clue index reads its stored postings) and word document
-    frequencies from a cached index.
-
-    Streamed row by row; a card value, shelf, type list or audience set that many products share
-    is one object (as a million-row catalog would not fit otherwise)."""
-    value = {}.setdefault       # card value -> its one string object
-    df = dict(db.execute("SELECT word, df FROM word_df"))
-    shared: dict[str, object] = {}
-    products: list[Product] = []
-    append = products.append
-    for idx, pid, title, shelf, price, rn, ar, cons, kinds, aud in db.execute(
-            "SELECT idx, pid, title, shelf, price, rating_number, average_rating, constraints, types, audience "
-            "FROM products ORDER BY idx"):
-        if idx != len(products):
-            raise sqlite3.DatabaseError("products table out of order")
-        k = shared.get(kinds)
-        if k is None:
-            k = shared[kinds] = _split(kinds)
-        a = shared.get("\x1e" + aud)
-        if a is None:
-            a = shared["\x1e" + aud] = frozenset(_split(aud))
-        sh = shared.get("\x1d" + shelf)
-        if sh is None:
-            sh = shared["\x1d" + shelf] = shelf
-        append(Product(idx, pid, title, sh, price, rn, ar, tuple(value(v, v) for v in _split(cons)), k, a))
-    return products, _Released(), df     # the clue index reads the stored clue postings instead
-
-
-def _store_clue_postings(db: sqlite3.Connection, postings: dict[str, list[int]], mass: list[float]) -> None:
-    """The clue index's postings and masses, as arrays (int32 positions, float64 masses: the same floats)."""
+def _store_clue_postings(db: sqlite3.Connection, postings: dict[str, list[int]], mass: list[float],
+                         order: list[int]) -> None:
+    """The clue index's postings and masses, as arrays (int32 positions, float64 masses: the same floats),
+    and its clue order (card value ids, sorted by value)."""
     db.execute("CREATE TABLE clue_postings (word TEXT PRIMARY KEY, positions BLOB)")
     db.executemany("INSERT INTO clue_postings VALUES (?, ?)",
                    ((w, np.asarray(p, dtype="<i4").tobytes()) for w, p in postings.items()))
-    db.execute("CREATE TABLE clue_mass (id INTEGER PRIMARY KEY, mass BLOB)")
-    db.execute("INSERT INTO clue_mass VALUES (0, ?)", (np.asarray(mass, dtype="<f8").tobytes(),))
+    db.execute("CREATE TABLE clue_arrays (name TEXT PRIMARY KEY, data BLOB)")
+    db.executemany("INSERT INTO clue_arrays VALUES (?, ?)", [("mass", np.asarray(mass, dtype="<f8").tobytes()),
+                                                            ("order", np.asarray(order, dtype="<i4").tobytes())])
 
 
-def _read_clue_postings(db: sqlite3.Connection) -> tuple[dict[str, list[int]], list[float]]:
+def _read_clue_postings(db: sqlite3.Connection) -> tuple[dict[str, list[int]], list[float], list[int]]:
     postings = {w: np.frombuffer(b, dtype="<i4").tolist()
                 for w, b in db.execute("SELECT word, positions FROM clue_postings ORDER BY rowid")}
-    (blob,) = db.execute("SELECT mass FROM clue_mass WHERE id = 0").fetchone()
-    return postings, np.frombuffer(blob, dtype="<f8").tolist()
+    arrays = dict(db.execute("SELECT name, data FROM clue_arrays"))
+    mass, order = arrays["mass"], arrays["order"]
+    return postings, np.frombuffer(mass, dtype="<f8").tolist(), np.frombuffer(order, dtype="<i4").tolist()
 
 class CatalogIndex:
     """Products, shelves, clue index, token index, BM25 and priors.
@@ -137,20 +86,16 @@ class CatalogIndex:
         self._df_memo: dict[tuple[str, str], int] = {}
         key = cache.key(path, cfg) if cache is not None else None
         opened = cache.open(key) if cache is not None and key is not None else None
-        if opened is not None:
-            self.db, manifest = opened
-            products, clue_words, df = _load(self.db)
-            counts = dict(manifest.get("row_counts") or {})
-            self.cache_state = "loaded"
-            self._derive(products, clue_words, df)
-            self._clue_postings: tuple[dict[str, list[int]], list[float]] | None = _read_clue_postings(self.db)
-        else:
+        counts = self._open_cached(opened) if opened is not None else None
+        if counts is None:
             target = cache.writable_path(key) if cache is not None and key is not None else None
             self.db = sqlite3.connect(str(target) if target else ":memory:", check_same_thread=False)
-            products, clue_words, df, counts = self._build(path)
-            self._derive(products, clue_words, df)
-            self._clue_postings = clue_postings(sorted(self.clues), clue_words, self.idf_of)
-            _store_clue_postings(self.db, *self._clue_postings)
+            products, cols, clue_words, df, counts = self._build(path)
+            self._derive(products, cols, clue_words, df)
+            order = sorted(range(len(cols.values)), key=cols.values.__getitem__)
+            self._clue_list = [cols.values[k] for k in order]
+            self._clue_postings = clue_postings(self._clue_list, clue_words, self.idf_of)
+            _store_clue_postings(self.db, *self._clue_postings, order)
             self.cache_state = "memory"
             if target is not None and cache is not None and key is not None:
                 self.db.commit()
@@ -164,9 +109,31 @@ class CatalogIndex:
         if odd:
             log.warning("catalog %s: %s", path, "; ".join(odd))
 
-    def _build(self, path: Path) -> tuple[list[Product], dict[str, tuple[str, ...]], dict[str, int], dict[str, int]]:
-        """Read the catalog file into products, clue words, word document frequencies and row counts,
-        and into the SQLite tables (BM25, products, clue words, frequencies)."""
+    def _open_cached(self, opened: OpenedIndex) -> dict[str, int] | None:
+        """Load the index from a cached file while its checksum is verified; its row counts, or None
+        when the checksum does not match (the file is dropped, the caller rebuilds)."""
+        failure: Exception | None = None
+        try:
+            products, cols = load_products(opened.db)
+            df = dict(opened.db.execute("SELECT word, df FROM word_df"))
+            *postings, order = _read_clue_postings(opened.db)
+        except Exception as exc:   # a damaged file may fail anywhere: the checksum says whether it is damage
+            failure = exc
+        if not opened.verified():
+            return None
+        if failure is not None:
+            raise failure
+        self.db = opened.db
+        self.cache_state = "loaded"
+        self._derive(products, cols, _Released(), df)
+        self._clue_postings = (postings[0], postings[1])
+        self._clue_list = list(map(cols.values.__getitem__, order))
+        return dict(opened.manifest.get("row_counts") or {})
+
+    def _build(self, path: Path) -> tuple[list[Product], ProductColumns, dict[str, tuple[str, ...]], dict[str, int],
+                                          dict[str, int]]:
+        """Read the catalog file into products (and their columns), clue words, word document
+        frequencies and row counts, and into the SQLite tables (BM25, products, frequencies)."""
         cfg = self.cfg
         db = self.db
         db.execute("PRAGMA journal_mode=OFF")
@@ -216,45 +183,37 @@ class CatalogIndex:
                     words = clue_words[v] = tuple(sorted(set(tokens(v))))
                 for tok in words:
                     df[tok] = df.get(tok, 0) + 1
-        db.execute("CREATE TABLE products (idx INTEGER PRIMARY KEY, pid TEXT, title TEXT, shelf TEXT, price REAL, "
-                   "rating_number INTEGER, average_rating REAL, constraints TEXT, types TEXT, audience TEXT)")
+        cols = columns_of(products)
         try:
-            db.executemany("INSERT INTO products VALUES (?,?,?,?,?,?,?,?,?,?)",
-                           ((p.idx, p.pid, p.title, p.shelf, p.price, p.rating_number, p.average_rating,
-                             _joined(p.constraints), _joined(p.types), _joined(sorted(p.audience)))
-                            for p in products))
+            store_products(db, products, cols)
         except UnicodeEncodeError:
             raise CatalogError(unstorable(path)) from None
+        except ValueError as exc:
+            raise CatalogError(str(exc)) from None
         db.execute("CREATE TABLE word_df (word TEXT PRIMARY KEY, df INTEGER)")
         db.executemany("INSERT INTO word_df VALUES (?, ?)", df.items())
-        return products, clue_words, df, counts
+        return products, cols, clue_words, df, counts
 
-    def _derive(self, products: list[Product], clue_words: dict[str, tuple[str, ...]], df: dict[str, int]) -> None:
-        """Everything computed from the products (and the words' document frequencies `df`):
-        lookups, shelves, clue postings, priors, rarity."""
+    def _derive(self, products: list[Product], cols: ProductColumns, clue_words: dict[str, tuple[str, ...]],
+                df: dict[str, int]) -> None:
+        """Everything computed from the products, their columns and the words' document frequencies
+        `df`: lookups, shelves, clue lists, priors, rarity."""
         self.products = products
-        self.by_pid: dict[str, int] = {p.pid: p.idx for p in products}
-        keys = [(-p.rating_number, p.pid) for p in products]
-        self.popular: list[int] = sorted(range(len(products)), key=keys.__getitem__)
+        self.by_pid: dict[str, int] = dict(zip([p.pid for p in products], range(len(products))))
+        self.popular: list[int] = cols.popular
         # Each product's place in `popular`: sorting by it is sorting by (-rating_number, parent_asin).
-        self.popular_place: list[int] = [0] * len(products)
-        for k, i in enumerate(self.popular):
-            self.popular_place[i] = k
-        # Shelves list their products most reviewed first (tie: parent_asin), as `popular` does;
-        # the shelves themselves in order of their first product in the catalog.
-        first: dict[str, int] = {}
-        for p in products:
-            first.setdefault(p.shelf, p.idx)
-        self.shelves: dict[str, list[int]] = {s: [] for s in first}
-        for i in self.popular:
-            self.shelves[products[i].shelf].append(i)
+        self.popular_place: list[int] = places(cols.popular)
+        self.popular_place_array = np.asarray(self.popular_place, dtype=np.int64)   # for array sorts
+        self.shelves: dict[str, list[int]] = shelf_lists(cols)
         self.shelf_sizes: dict[str, int] = {k: len(v) for k, v in self.shelves.items()}
-        self.clues: dict[str, list[int]] = {}
-        for p in products:
-            for v in dict.fromkeys(p.constraints):
-                self.clues.setdefault(v, []).append(p.idx)
+        self.clues: ClueLists = ClueLists(cols)
         self.clue_words: dict[str, tuple[str, ...]] = clue_words
-        self.log_prior: list[float] = [self.cfg.prior_alpha * math.log1p(p.rating_number) for p in products]
+        prior: dict[int, float] = {}       # per rating count (a million products share 25,000 of them)
+        for p in products:
+            if p.rating_number not in prior:
+                prior[p.rating_number] = self.cfg.prior_alpha * math.log1p(p.rating_number)
+        self.log_prior: list[float] = [prior[p.rating_number] for p in products]
+        self.log_prior_array = np.asarray(self.log_prior, dtype=np.float64)     # the same floats
         n = len(products)
         self.idf: dict[str, float] = {t: math.log(1.0 + n / (1.0 + c)) for t, c in df.items()}
         self.default_idf = math.log(1.0 + n)
@@ -265,6 +224,11 @@ class CatalogIndex:
         after its gate."""
         self.clue_words = _Released()
         self._clue_postings = None
+        self._clue_list = None
+
+    def clue_list(self) -> list[str] | None:
+        """The card values sorted (the clue index's order), stored with the index (None once released)."""
+        return self._clue_list
 
     def clue_postings(self) -> tuple[dict[str, list[int]], list[float]] | None:
         """What `grounding.clues.clue_postings` computes, stored with the index (None once released)."""

@@ -21,7 +21,8 @@ import json
 import logging
 import os
 import sqlite3
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from contest.paths import INDEX_CACHE_ENV
@@ -29,10 +30,11 @@ from contest.paths import INDEX_CACHE_ENV
 log = logging.getLogger(__name__)
 
 # Bump when the layout of the cache file changes.
-INDEX_FORMAT = 2          # 2: the clue index's postings stored; no clue_words table
+INDEX_FORMAT = 3          # 2: the clue index's postings stored; no clue_words table; 3: products as id arrays
 # Modules whose code decides what the index holds: a change to any of them is a new key.
 INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.clues", "grounding.words",
-              "starter.catalog", "starter.catalog_rows", "starter.fts_tables", "starter.index_cache")
+              "starter.catalog", "starter.catalog_rows", "starter.fts_tables", "starter.index_cache",
+              "starter.product_table")
 # Tunables read while building (the others are applied at query or load time).
 INDEX_TUNABLES = ("max_field_chars",)
 OFF_VALUES = frozenset({"off", "0", "no", "false", "none"})
@@ -49,9 +51,20 @@ def default_cache_dir() -> Path | None:
     return (Path(base) if base else Path.home() / ".cache") / "techjam-shopper" / "index"
 
 
-def file_sha256(path: Path) -> str:
-    with open(path, "rb") as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
+HASH_CHUNK_BYTES = 16 << 20
+
+
+def file_sha256(path: Path, chunk: int = HASH_CHUNK_BYTES) -> str:
+    """SHA-256 of a file, read in large chunks.  File reads and hashlib release the GIL while they
+    work, but a thread hashing beside a busy one waits for the GIL after each of them (up to the
+    switch interval): with 256 KiB chunks a 1 GB file would wait 8,000 times."""
+    h = hashlib.sha256()
+    buf = bytearray(chunk)
+    view = memoryview(buf)
+    with open(path, "rb", buffering=0) as f:
+        while n := f.readinto(buf):
+            h.update(view[:n])
+    return h.hexdigest()
 
 
 def code_fingerprint() -> str:
@@ -86,6 +99,43 @@ class CacheKey:
                 "code": self.code, "tunables": [list(t) for t in self.tunables], "digest": self.digest}
 
 
+@dataclass
+class OpenedIndex:
+    """A cached index whose size and manifest match, opened read-only while its checksum is verified
+    in a second thread: the caller loads from it meanwhile, and uses what it loaded only if
+    `verified()` (a million-row index is a 1.1 GB file, about a second of hashing)."""
+
+    db: sqlite3.Connection
+    manifest: dict
+    path: Path
+    _digest: list[str | BaseException] = field(default_factory=list)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> "OpenedIndex":
+        def work() -> None:
+            try:
+                self._digest.append(file_sha256(self.path))
+            except BaseException as exc:   # reported by verified()
+                self._digest.append(exc)
+        self._thread = threading.Thread(target=work, name="index-cache-checksum", daemon=True)
+        self._thread.start()
+        return self
+
+    def verified(self) -> bool:
+        """Whether the file's SHA-256 is the manifest's; when not, the connection is closed and why is
+        logged (the caller then rebuilds)."""
+        if self._thread is not None:
+            self._thread.join()
+        got = self._digest[0] if self._digest else None
+        if isinstance(got, str) and got == self.manifest.get("db_sha256"):
+            return True
+        why = "its file's checksum does not match (corrupt?)" if isinstance(got, str) else \
+            f"it cannot be read ({got.__class__.__name__}: {got})"
+        log.warning("index cache %s not used: %s; rebuilding", self.path, why)
+        self.db.close()
+        return False
+
+
 class IndexCache:
     """One directory of built indexes."""
 
@@ -105,8 +155,8 @@ class IndexCache:
         stem = self.directory / f"index-{key.digest[:32]}"
         return stem.with_suffix(".sqlite"), stem.with_suffix(".json")
 
-    def open(self, key: CacheKey) -> tuple[sqlite3.Connection, dict] | None:
-        """The verified cached index for `key` (read-only connection, manifest), or None."""
+    def open(self, key: CacheKey) -> OpenedIndex | None:
+        """The cached index for `key`, its checksum being verified (`OpenedIndex.verified`), or None."""
         db_path, manifest_path = self.paths(key)
         if not manifest_path.is_file() and not db_path.is_file():
             return None
@@ -117,8 +167,6 @@ class IndexCache:
                 why = "its manifest is for another catalog, code or format"
             elif db_path.stat().st_size != manifest.get("db_bytes"):
                 why = "its file has the wrong size (truncated?)"
-            elif file_sha256(db_path) != manifest.get("db_sha256"):
-                why = "its file's checksum does not match (corrupt?)"
         except (OSError, ValueError) as exc:
             why = f"it cannot be read ({exc.__class__.__name__}: {exc})"
         if why is None:
@@ -127,8 +175,8 @@ class IndexCache:
                 # No memory map: SQLite reads pages through the OS page cache, which is shared and
                 # reclaimable; mapped pages would count as this process's memory (250k rows, 200
                 # sessions: peak RSS 1,110 MB unmapped against 1,331 MB mapped, same latency).
-                db.execute("SELECT MAX(idx) FROM products").fetchone()   # the schema is there (cheap)
-                return db, manifest
+                db.execute("SELECT COUNT(*) FROM product_arrays").fetchone()   # the schema is there (cheap)
+                return OpenedIndex(db, manifest, db_path).start()
             except sqlite3.Error as exc:
                 why = f"SQLite refused it ({exc})"
         log.warning("index cache %s not used: %s; rebuilding", db_path, why)

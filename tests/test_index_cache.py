@@ -17,7 +17,7 @@ def _snapshot(ix: CatalogIndex) -> dict:
     """Everything the agent reads from an index, for comparison."""
     return {
         "products": ix.products, "by_pid": ix.by_pid, "shelves": ix.shelves, "shelf_sizes": ix.shelf_sizes,
-        "clues": ix.clues, "clue_postings": ix.clue_postings(), "idf": ix.idf, "default_idf": ix.default_idf,
+        "clues": ix.clues, "clue_postings": ix.clue_postings(), "clue_list": ix.clue_list(), "idf": ix.idf, "default_idf": ix.default_idf,
         "popular": ix.popular, "log_prior": ix.log_prior,
         "bm25": ix.bm25(["cotton", "tee", "black", "boot"], 10),
         "bm25_shelf": ix.bm25(["leather"], 5, shelf=ix.products[0].shelf),

@@ -1,0 +1,212 @@
+"""The products of the index as the cache file stores them, and the lookups derived from them.
+
+Most of what a product holds is shared with many others: its card values (944,000 distinct
+values in the 4 million of a million-row catalog), its shelf, its pattern of value types, its
+audience.  Each of those is stored once with an id, and per product only ids are kept, as int32
+arrays; `popular` (the products by -rating_number, then parent_asin) is stored too.  Reading a
+million products back is then one pass of list lookups, and the shelves and the clue lists
+(card value -> products) come from array sorts instead of a dict append per card value (a warm
+start of the million-row catalog spent 9 of its 20 s there).
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import numpy as np
+
+_SEP = "\x1f"
+_LABEL_KINDS = ("shelf", "types", "audience")
+
+
+@dataclass(frozen=True, slots=True)
+class Product:
+    """What the agent keeps of a catalog row (compact on purpose)."""
+
+    idx: int
+    pid: str
+    title: str
+    shelf: str
+    price: float | None
+    rating_number: int
+    average_rating: float
+    constraints: tuple[str, ...]   # hard + soft, reveal order
+    types: tuple[str, ...]         # classify() of each constraint
+    audience: frozenset[str] = frozenset()   # who it is for (grounding.audience), empty if not said
+
+
+@dataclass(frozen=True)
+class ProductColumns:
+    """The products' shared parts as ids (what the shelves and clue lists are derived from)."""
+
+    values: list[str]            # distinct card values, in order of first appearance
+    card_values: np.ndarray      # int32: every product's card as value ids, one product after another
+    card_offsets: np.ndarray     # int64: product i's card is card_values[card_offsets[i]:card_offsets[i + 1]]
+    shelves: list[str]           # distinct shelves, in order of their first product
+    shelf: np.ndarray            # int32: each product's shelf id
+    popular: list[int]           # products by -rating_number, then parent_asin
+
+
+def _joined(values: Sequence[str]) -> str:
+    """Type names or audience words as one label.  They never hold the separator; checked anyway."""
+    if any(_SEP in v for v in values):
+        raise ValueError(f"a catalog label holds the separator U+001F: {values!r}")
+    return _SEP.join(values)
+
+
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(text.split(_SEP)) if text else ()
+
+
+def columns_of(products: list[Product]) -> ProductColumns:
+    """The ids of a freshly built product list (ids in order of first appearance)."""
+    value_id: dict[str, int] = {}
+    shelf_id: dict[str, int] = {}
+    ids: list[int] = []
+    offsets = [0]
+    shelf: list[int] = []
+    for p in products:
+        ids.extend([value_id.setdefault(v, len(value_id)) for v in p.constraints])
+        offsets.append(len(ids))
+        shelf.append(shelf_id.setdefault(p.shelf, len(shelf_id)))
+    keys = [(-p.rating_number, p.pid) for p in products]
+    return ProductColumns(list(value_id), np.asarray(ids, dtype=np.int32), np.asarray(offsets, dtype=np.int64),
+                          list(shelf_id), np.asarray(shelf, dtype=np.int32),
+                          sorted(range(len(products)), key=keys.__getitem__))
+
+
+def _text_column(texts: list[str]) -> tuple[bytes, np.ndarray]:
+    """Strings as one UTF-8 blob and their character offsets in it (decoded once, then sliced).  A lone
+    surrogate cannot be stored: UnicodeEncodeError, as SQLite gives for a text column."""
+    offsets = np.zeros(len(texts) + 1, dtype="<i8")
+    np.cumsum([len(t) for t in texts], out=offsets[1:])
+    return "".join(texts).encode("utf-8"), offsets
+
+
+def _texts(blob: bytes, offsets: np.ndarray) -> list[str]:
+    text = blob.decode("utf-8")
+    ends = offsets.tolist()
+    return [text[a:b] for a, b in zip(ends, ends[1:])]
+
+
+def store(db: sqlite3.Connection, products: list[Product], cols: ProductColumns) -> None:
+    """Write every product as columns: texts as blobs with offsets, numbers and ids as arrays, each
+    distinct card value and label once (no table of a million rows to step through at start)."""
+    db.execute("CREATE TABLE card_values (id INTEGER PRIMARY KEY, value TEXT)")
+    db.executemany("INSERT INTO card_values VALUES (?, ?)", enumerate(cols.values))
+    types: dict[tuple[str, ...], int] = {}
+    audiences: dict[frozenset[str], int] = {}
+    type_ids = [types.setdefault(p.types, len(types)) for p in products]
+    audience_ids = [audiences.setdefault(p.audience, len(audiences)) for p in products]
+    db.execute("CREATE TABLE labels (kind TEXT, id INTEGER, label TEXT, PRIMARY KEY (kind, id))")
+    db.executemany("INSERT INTO labels VALUES (?, ?, ?)",
+                   [("shelf", k, s) for k, s in enumerate(cols.shelves)]
+                   + [("types", k, _joined(t)) for k, t in enumerate(types)]
+                   + [("audience", k, _joined(sorted(a))) for k, a in enumerate(audiences)])
+    pid_text, pid_offsets = _text_column([p.pid for p in products])
+    title_text, title_offsets = _text_column([p.title for p in products])
+    arrays: dict[str, bytes | np.ndarray] = {
+        "pid_text": pid_text, "pid_offsets": pid_offsets, "title_text": title_text, "title_offsets": title_offsets,
+        "price": np.asarray([np.nan if p.price is None else p.price for p in products], dtype="<f8"),
+        "rating_number": np.asarray([p.rating_number for p in products], dtype="<i8"),
+        "average_rating": np.asarray([p.average_rating for p in products], dtype="<f8"),
+        "card_values": cols.card_values.astype("<i4"), "card_offsets": cols.card_offsets.astype("<i8"),
+        "shelf": cols.shelf.astype("<i4"), "types": np.asarray(type_ids, dtype="<i4"),
+        "audience": np.asarray(audience_ids, dtype="<i4"), "popular": np.asarray(cols.popular, dtype="<i4")}
+    db.execute("CREATE TABLE product_arrays (name TEXT PRIMARY KEY, data BLOB)")
+    db.executemany("INSERT INTO product_arrays VALUES (?, ?)",
+                   ((k, a if isinstance(a, bytes) else a.tobytes()) for k, a in arrays.items()))
+
+
+def load(db: sqlite3.Connection) -> tuple[list[Product], ProductColumns]:
+    """The products and their columns from a stored index (each shared part is one object)."""
+    blobs = {name: blob for name, blob in db.execute("SELECT name, data FROM product_arrays")}
+
+    def array(name: str, dtype: str) -> np.ndarray:
+        return np.frombuffer(blobs[name], dtype=dtype)
+    card_values, card_offsets, shelf = array("card_values", "<i4"), array("card_offsets", "<i8"), array("shelf", "<i4")
+    values = [v for (v,) in db.execute("SELECT value FROM card_values ORDER BY id")]
+    labels: dict[str, list[str]] = {kind: [] for kind in _LABEL_KINDS}
+    for kind, k, label in db.execute("SELECT kind, id, label FROM labels ORDER BY kind, id"):
+        if k != len(labels[kind]):
+            raise sqlite3.DatabaseError(f"labels table: {kind} ids out of order")
+        labels[kind].append(label)
+    types = [_split(t) for t in labels["types"]]
+    audiences = [frozenset(_split(a)) for a in labels["audience"]]
+    flat = list(map(values.__getitem__, card_values.tolist()))     # one string object per value
+    offsets = card_offsets.tolist()
+    pids = _texts(blobs["pid_text"], array("pid_offsets", "<i8"))
+    titles = _texts(blobs["title_text"], array("title_offsets", "<i8"))
+    prices = [None if x != x else x for x in array("price", "<f8").tolist()]     # NaN: no price
+    n = len(pids)
+    columns = (titles, map(labels["shelf"].__getitem__, shelf.tolist()), prices,
+               array("rating_number", "<i8").tolist(), array("average_rating", "<f8").tolist(),
+               map(types.__getitem__, array("types", "<i4").tolist()),
+               map(audiences.__getitem__, array("audience", "<i4").tolist()))
+    if not n == len(titles) == len(prices) == len(offsets) - 1 == len(shelf):
+        raise sqlite3.DatabaseError("product arrays disagree in length")
+    products = [Product(idx, pid, title, s, price, rn, ar, tuple(flat[a:b]), t, u)
+                for idx, pid, a, b, title, s, price, rn, ar, t, u in zip(range(n), pids, offsets, offsets[1:],
+                                                                         *columns)]
+    popular = array("popular", "<i4").tolist()
+    return products, ProductColumns(values, card_values, card_offsets, labels["shelf"], shelf, popular)
+
+
+def shelf_lists(cols: ProductColumns) -> dict[str, list[int]]:
+    """Each shelf's products, most reviewed first (tie: parent_asin), as `popular` orders them; the
+    shelves in order of their first product in the catalog."""
+    pop = np.asarray(cols.popular, dtype=np.int64)
+    on = cols.shelf[pop]
+    grouped = pop[np.argsort(on, kind="stable")]
+    ends = np.cumsum(np.bincount(on, minlength=len(cols.shelves))).tolist()
+    return {name: grouped[a:b].tolist() for name, a, b in zip(cols.shelves, [0] + ends, ends)}
+
+
+def places(order: list[int]) -> list[int]:
+    """Each item's position in `order` (a permutation of range(len(order)))."""
+    place = np.empty(len(order), dtype=np.int64)
+    place[np.asarray(order, dtype=np.int64)] = np.arange(len(order), dtype=np.int64)
+    return place.tolist()
+
+
+class ClueLists(Mapping):
+    """Card value -> the products whose card holds it (ascending idx, each once), in order of the
+    values' first appearance.  Each list is made from two arrays on first use and kept: building a
+    list per card value at every start cost seconds at a million products, and a turn reads a few."""
+
+    def __init__(self, cols: ProductColumns) -> None:
+        n = len(cols.card_offsets) - 1
+        owner = np.repeat(np.arange(n, dtype=np.int32), np.diff(cols.card_offsets))
+        by_value = np.argsort(cols.card_values, kind="stable")     # products ascending within a value
+        value, product = cols.card_values[by_value], owner[by_value]
+        once = np.ones(len(value), dtype=bool)                     # a value twice on one card: once
+        once[1:] = (value[1:] != value[:-1]) | (product[1:] != product[:-1])
+        self._products = product[once]
+        ends = np.cumsum(np.bincount(value[once], minlength=len(cols.values)))
+        self._starts = np.concatenate(([0], ends)).tolist()
+        self._id: dict[str, int] = dict(zip(cols.values, range(len(cols.values))))
+        self._made: dict[int, list[int]] = {}
+
+    def __getitem__(self, value: str) -> list[int]:
+        return self._list(self._id[value])
+
+    def get(self, value: str, default=None):  # type: ignore[override]
+        k = self._id.get(value)
+        return default if k is None else self._list(k)
+
+    def _list(self, k: int) -> list[int]:
+        got = self._made.get(k)
+        if got is None:
+            got = self._made[k] = self._products[self._starts[k]:self._starts[k + 1]].tolist()
+        return got
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._id
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._id)
+
+    def __len__(self) -> int:
+        return len(self._id)

@@ -16,7 +16,8 @@ from operator import mul
 from contest.rules import hit_reward
 from starter.catalog import CatalogIndex
 from starter.config import QUESTION_ATTRIBUTES, Tunables
-from starter.rank import Ranked, Tracks
+from starter.posterior import Ranked
+from starter.rank import Tracks
 from starter.shopper_model import question_answers
 from starter.trace import QuestionRow as QuestionValue
 

@@ -22,6 +22,8 @@ class CommitDecision:
     expected_value: float
 
 
+# The most candidates a plan can show (TOP_K on each turn): `decide` reads no probability beyond them.
+HORIZON_ITEMS = TOP_K * MAX_TURNS
 # hit_reward(k, t) for every turn t and rank k, computed once.
 _REWARDS = [[0.0] + [hit_reward(k, t) for k in range(1, TOP_K + 1)] for t in range(MAX_TURNS + 1)]
 

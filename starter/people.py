@@ -23,7 +23,8 @@ from grounding.shelves import ShelfMatcher
 from grounding.words import STOP, tokens
 from starter.catalog import CatalogIndex
 from starter.config import Tunables
-from starter.rank import Ranked, Tracks, ranked_by_weight
+from starter.posterior import Ranked, ranked_by_weight
+from starter.rank import Tracks
 from starter.understand import Reading
 
 # Words that say nothing about the product itself, on top of the stop words

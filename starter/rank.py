@@ -5,14 +5,11 @@ disclosed so far if it were the target, whether every message so far is
 exactly what it predicts (`exact`), and a soft log-likelihood for wording
 that is not the template's (IDF-weighted overlap between the values it
 predicts and the content words actually said, so rare clues outweigh common
-ones).  The posterior is prior x evidence: with exact explanations available
-only they compete and popularity orders them; otherwise soft evidence leads
-and popularity is a bounded tie-break.
+ones).  The posterior over them is `starter.posterior`.
 """
 from __future__ import annotations
 
-import math
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 from grounding.budget import BUDGET_WORDS
 from grounding.words import FILLER, tokens
@@ -312,70 +309,3 @@ def with_soft_facts(index: CatalogIndex, tracks: Tracks, obs: Reading, cfg: Tuna
             loglik -= cfg.mismatch_beta * cfg.over_budget_penalty_share
         out[i] = t if loglik == t.loglik else t.with_loglik(loglik)
     return out
-
-
-class Ranked(NamedTuple):
-    """A candidate with its posterior probability and score parts (a tuple: one per candidate per turn)."""
-
-    idx: int
-    prob: float
-    log_weight: float
-    exact: bool
-    log_prior: float
-    loglik: float
-
-
-def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tunables,
-              doubtful: set[int] | frozenset[int] = frozenset()) -> list[Ranked]:
-    """Candidates by posterior probability (tie: popularity, then parent_asin).
-
-    Candidates that explain every message exactly dominate (the others pay
-    `inexact_penalty`) without erasing the rest: a damaged message can equal
-    another product's value, and the rest must stay findable.  `doubtful`
-    candidates were shown on a turn that may not have counted and pay
-    `doubtful_penalty` instead of being removed.
-    """
-    live = [(i, t) for i, t in tracks.items() if i not in excluded]
-    if not live:
-        return []
-    log_prior = index.log_prior
-    return ranked_by_weight(index, [(i, lw, t.exact, log_prior[i], t.loglik + t.category_ll + t.text_ll)
-                                    for i, t, lw in _log_weights(index, live, cfg, doubtful)])
-
-
-def most_probable(index: CatalogIndex, tracks: Tracks, cfg: Tunables) -> int | None:
-    """The candidate `posterior(index, tracks, set(), cfg)` ranks first, without ranking the rest
-    (the same log weights, the same tie-break), or None when there are none."""
-    if not tracks:
-        return None
-    place = index.popular_place
-    return min(_log_weights(index, list(tracks.items()), cfg), key=lambda r: (-r[2], place[r[0]]))[0]
-
-
-def _log_weights(index: CatalogIndex, live: list[tuple[int, Track]], cfg: Tunables,
-                 doubtful: set[int] | frozenset[int] = frozenset()) -> Iterator[tuple[int, Track, float]]:
-    """(idx, track, log weight) of each candidate: log prior + evidence, less `inexact_penalty` when
-    some candidate explains every message exactly and this one does not, less `doubtful_penalty`
-    when it is doubtful."""
-    any_exact = any(t.exact for _, t in live)
-    log_prior = index.log_prior
-    inexact_penalty, doubtful_penalty = cfg.inexact_penalty, cfg.doubtful_penalty
-    for i, t in live:
-        lw = log_prior[i] + t.category_ll + t.loglik + t.text_ll
-        if any_exact and not t.exact:
-            lw -= inexact_penalty
-        if i in doubtful:
-            lw -= doubtful_penalty
-        yield i, t, lw
-
-
-def ranked_by_weight(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> list[Ranked]:
-    """Candidates (idx, log weight, exact, log prior, log likelihood) as `Ranked`, with their softmax
-    probabilities, best first; ties by popularity (`index.popular_place`: -rating_number, then
-    parent_asin).  The place is unique, so the sort never compares further."""
-    top = max(r[1] for r in rows)
-    exps = [math.exp(r[1] - top) for r in rows]
-    total = sum(exps)
-    place = index.popular_place
-    order = sorted(range(len(rows)), key=lambda k: (-rows[k][1], place[rows[k][0]]))
-    return [Ranked(rows[k][0], exps[k] / total, rows[k][1], rows[k][2], rows[k][3], rows[k][4]) for k in order]

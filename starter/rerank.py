@@ -15,7 +15,7 @@ from typing import Any
 from grounding.words import tokens
 from starter.catalog import CatalogIndex
 from starter.model.prompting import rerank_scores
-from starter.rank import Ranked
+from starter.posterior import Ranked
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from grounding.words import MORE_OPTIONS_CUE
 from starter import ask as ASK
 from starter import commit as COMMIT
 from starter import people as PEOPLE
+from starter import posterior as POSTERIOR
 from starter import rank as RANK
 from starter import retrieve as RETRIEVE
 from starter import trace as T
@@ -74,7 +75,7 @@ class TurnPipeline:
             accepted += [_grounded_row(g) for g in understanding.accepted]
             rejected += [T.RejectionRow(r.value, r.reason, r.attribute, r.source) for r in understanding.rejected]
 
-        ranked = RANK.posterior(index, state.tracks, state.excluded, cfg, state.doubtful)
+        ranked = POSTERIOR.posterior(index, state.tracks, state.excluded, cfg, state.doubtful)
         rerank_info = None
         if self.reranker is not None:
             ranked, rerank_info = self.reranker.rerank(ranked, _needs(state), set(reading.negated))
@@ -85,8 +86,8 @@ class TurnPipeline:
         pre_override = state.pre_override()
         shown_guess = set() if pre_override or not ranked else {ranked[0].idx}
         questions = ASK.value_questions(index, ranked, state.tracks, shown_guess, turn_no, cfg)
-        decision = COMMIT.decide([r.prob for r in ranked], turn_no, ASK.separable(questions), pre_override,
-                                 cfg.insurance_turn)
+        decision = COMMIT.decide([r.prob for r in ranked[:COMMIT.HORIZON_ITEMS]], turn_no,
+                                 ASK.separable(questions), pre_override, cfg.insurance_turn)
         count = min(decision.count, k_limit)
         shown = [r.idx for r in ranked[:count]]
         recs = self._recommendations(ranked, count)
@@ -99,7 +100,7 @@ class TurnPipeline:
         assert state.pool is not None
         funnel = dict(state.pool.stages)
         funnel["live"] = len(ranked)
-        funnel["exact_consistent"] = sum(1 for r in ranked if r.exact)
+        funnel["exact_consistent"] = POSTERIOR.count_exact(ranked)
         apply(state, TurnTraced(T.TurnTrace(
             turn=turn_no, message=obs.text[:500], parsed=_parsed(reading),
             understanding=_understanding_view(understanding) if understanding is not None else None,
@@ -187,7 +188,7 @@ class TurnPipeline:
             self._mark_explained(state, reading, tracks)
             tracks = RANK.with_relevance(tracks, self._relevance(state, pool.shelf.scored), cfg)
             if scenario == "unknown":
-                best = RANK.most_probable(index, tracks, cfg)
+                best = POSTERIOR.most_probable(index, tracks, cfg)
                 scenario = tracks[best].scenario if best is not None else "browsing"
             apply(state, PoolOpened(pool, tracks, scenario, reading.template))
         else:
@@ -291,11 +292,11 @@ class TurnPipeline:
             shelf = state.pool.shelf.exact or next(iter(state.pool.shelf.scored), None)
         return {"shelf": shelf, "known": [c.value for c in state.constraints][-6:], "asked": state.last_ask}
 
-    def _recommendations(self, ranked: list[RANK.Ranked], count: int) -> list[dict[str, Any]]:
+    def _recommendations(self, ranked: list[POSTERIOR.Ranked], count: int) -> list[dict[str, Any]]:
         """The contract's list: the first `count` candidates with their probabilities."""
         return [{"parent_asin": self.index.products[r.idx].pid, "score": round(r.prob, 6)} for r in ranked[:count]]
 
-    def _row(self, r: RANK.Ranked, state: SessionState) -> T.CandidateRow:
+    def _row(self, r: POSTERIOR.Ranked, state: SessionState) -> T.CandidateRow:
         p = self.index.products[r.idx]
         scenario = "people" if state.people else state.tracks[r.idx].scenario
         return T.CandidateRow(p.pid, p.title[:120], p.shelf, p.price, p.rating_number, round(r.prob, 6), r.exact,

@@ -15,6 +15,7 @@ from evaluator.local_evaluator import build_summary, evaluate, run_session
 from evaluator.data import load_catalog, read_jsonl
 from starter import ask as ASK
 from starter import commit as COMMIT
+from starter import posterior as POSTERIOR
 from starter import rank as RANK
 from starter import shopper_model as SM
 from starter.agent import Agent
@@ -168,20 +169,20 @@ def _open(index: CatalogIndex, text: str):
 def test_exact_evidence_keeps_only_consistent_candidates_by_popularity(index: CatalogIndex) -> None:
     tracks, scenario = _open(index, f"I'm looking for {TEES}. A key requirement is: cotton.")
     assert scenario == "buying"
-    ranked = RANK.posterior(index, tracks, set(), TUNABLES)
+    ranked = POSTERIOR.posterior(index, tracks, set(), TUNABLES)
     assert [index.products[r.idx].pid for r in ranked][:4] == ["T1", "T2", "T4", "T5"]
     assert [r.exact for r in ranked] == [True] * 4 + [False]
     assert abs(sum(r.prob for r in ranked) - 1) < 1e-9
     obs = Reading.of(parse_message("For that, what matters is: color: black; 100% Cotton.", 2, shelves_of(index).lower))
     tracks = RANK.observe(index, tracks, obs, "other", TUNABLES)
-    ranked = RANK.posterior(index, tracks, {index.by_pid["T1"]}, TUNABLES)
+    ranked = POSTERIOR.posterior(index, tracks, {index.by_pid["T1"]}, TUNABLES)
     assert [index.products[r.idx].pid for r in ranked][:2] == ["T4", "T5"]
     assert sum(r.prob for r in ranked[:2]) > 0.999     # the inexact rest keeps a trace of mass
 
 
 def test_soft_evidence_ranks_reworded_values(index: CatalogIndex) -> None:
     tracks, _ = _open(index, "hi, I need some chelsea boots, must be waterproof")
-    ranked = RANK.posterior(index, tracks, set(), TUNABLES)
+    ranked = POSTERIOR.posterior(index, tracks, set(), TUNABLES)
     assert index.products[ranked[0].idx].pid == "B3"
     assert not ranked[0].exact
 
@@ -189,14 +190,14 @@ def test_soft_evidence_ranks_reworded_values(index: CatalogIndex) -> None:
 # ---- ask -------------------------------------------------------------------------------
 def test_question_values_prefer_a_separating_question(index: CatalogIndex) -> None:
     tracks, _ = _open(index, f"I'm looking for {TEES}, but I'm still exploring.")
-    ranked = RANK.posterior(index, tracks, set(), TUNABLES)
+    ranked = POSTERIOR.posterior(index, tracks, set(), TUNABLES)
     values = ASK.value_questions(index, ranked, tracks, {ranked[0].idx}, 1, TUNABLES)
     assert values and values[0].value > 0 and values[0].groups > 1
     assert ASK.separable(values)
     # Clones with identical cards cannot be separated once everything is said.
     clones = {i: tracks[i]._replace(disclosed=frozenset(index.products[i].constraints))
               for i in (index.by_pid["T4"], index.by_pid["T5"])}
-    ranked = RANK.posterior(index, clones, set(), TUNABLES)
+    ranked = POSTERIOR.posterior(index, clones, set(), TUNABLES)
     assert not ASK.separable(ASK.value_questions(index, ranked, clones, set(), 3, TUNABLES))
 
 
@@ -282,7 +283,7 @@ def test_internal_fault_returns_last_good_list_and_a_safe_question(small_catalog
 
     def boom(*args, **kwargs):
         raise RuntimeError("injected")
-    monkeypatch.setattr(RANK, "posterior", boom)
+    monkeypatch.setattr(POSTERIOR, "posterior", boom)
     resp = agent.respond("s", "For that, what matters is: cotton; color: black.", 2, 10)
     assert _valid(resp)
     assert resp["recommendations"] == first["recommendations"] and resp["ask_attribute"] == "other"

@@ -13,6 +13,7 @@ import dataclasses
 import gc
 from pathlib import Path
 
+from starter import posterior as POSTERIOR
 from starter import rank as RANK
 from starter.catalog import CatalogIndex
 from starter.config import TUNABLES
@@ -80,8 +81,8 @@ def test_most_probable_is_the_posteriors_first(small_catalog: Path) -> None:
     ix = CatalogIndex(small_catalog, TUNABLES, None)
     reading = Reading.of(parse_message("something black and cotton for summer", 1, {}))
     tracks, _ = RANK.open_tracks(ix, list(range(len(ix.products))), reading, {}, TUNABLES)
-    assert RANK.most_probable(ix, tracks, TUNABLES) == RANK.posterior(ix, tracks, set(), TUNABLES)[0].idx
-    assert RANK.most_probable(ix, {}, TUNABLES) is None
+    assert POSTERIOR.most_probable(ix, tracks, TUNABLES) == POSTERIOR.posterior(ix, tracks, set(), TUNABLES)[0].idx
+    assert POSTERIOR.most_probable(ix, {}, TUNABLES) is None
 
 
 def test_long_messages_share_words_with_values_by_their_words(small_catalog: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 from starter.catalog import CatalogIndex
 from starter.config import TUNABLES
 from starter.model import EmbedReply, ErrorKind, LLMReply
-from starter.rank import Ranked
+from starter.posterior import Ranked
 from starter.rerank import Reranker
 
 

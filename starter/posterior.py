@@ -1,0 +1,150 @@
+"""The posterior: prior x evidence over the candidates' tracks, ranked.
+
+With exact explanations available only they compete (the others pay
+`inexact_penalty`) and popularity orders them; otherwise soft evidence leads
+and popularity is a bounded tie-break.  Ties: popularity, then parent_asin
+(`index.popular_place`, unique), so the order never depends on anything else.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterator, NamedTuple, Sequence, overload
+
+import numpy as np
+
+from starter.catalog import CatalogIndex
+from starter.config import Tunables
+from starter.rank import Track, Tracks
+
+
+class Ranked(NamedTuple):
+    """A candidate with its posterior probability and score parts (a tuple: one per candidate per turn)."""
+
+    idx: int
+    prob: float
+    log_weight: float
+    exact: bool
+    log_prior: float
+    loglik: float
+
+
+def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tunables,
+              doubtful: set[int] | frozenset[int] = frozenset()) -> "RankedList":
+    """Candidates by posterior probability (tie: popularity, then parent_asin).
+
+    Candidates that explain every message exactly dominate (the others pay
+    `inexact_penalty`) without erasing the rest: a damaged message can equal
+    another product's value, and the rest must stay findable.  `doubtful`
+    candidates were shown on a turn that may not have counted and pay
+    `doubtful_penalty` instead of being removed.
+
+    Arrays, with the floats of `_log_weights` and `ranked_by_weight`: the same additions in the same
+    order, `math.exp` per candidate and one sequential sum in pool order.
+    """
+    live = [(i, t) for i, t in tracks.items() if i not in excluded] if excluded else list(tracks.items())
+    if not live:
+        return RankedList.empty()
+    ids_t, tracks_t = zip(*live)
+    _, _, exact_t, loglik_t, text_t, category_t, _ = zip(*tracks_t)
+    ids = np.array(ids_t, dtype=np.int64)
+    exact = np.array(exact_t, dtype=bool)
+    loglik, text_ll, category_ll = (np.array(c, dtype=np.float64) for c in (loglik_t, text_t, category_t))
+    log_prior = index.log_prior_array[ids]
+    lw = log_prior + category_ll + loglik + text_ll
+    if exact.any():
+        lw[~exact] -= cfg.inexact_penalty
+    if doubtful:
+        lw[np.fromiter((i in doubtful for i in ids_t), dtype=bool, count=len(ids_t))] -= cfg.doubtful_penalty
+    exps = list(map(math.exp, (lw - lw.max()).tolist()))
+    total = sum(exps)
+    order = np.lexsort((index.popular_place_array[ids], -lw))
+    return RankedList(ids[order], np.array(exps)[order] / total, lw[order], exact[order], log_prior[order],
+                      (loglik + category_ll + text_ll)[order])
+
+
+class RankedList(Sequence[Ranked]):
+    """`posterior`'s candidates best first, as sorted arrays made into `Ranked` rows a block at a
+    time when read: a pool of thousands is ranked every turn, and a turn reads its first hundred."""
+
+    BLOCK = 256
+
+    def __init__(self, idx: np.ndarray, prob: np.ndarray, log_weight: np.ndarray, exact: np.ndarray,
+                 log_prior: np.ndarray, loglik: np.ndarray) -> None:
+        self._columns = (idx, prob, log_weight, exact, log_prior, loglik)
+        self._blocks: dict[int, list[Ranked]] = {}
+        self.exact_count = int(exact.sum())
+
+    @classmethod
+    def empty(cls) -> "RankedList":
+        return cls(*(np.zeros(0, dtype=d) for d in (np.int64, np.float64, np.float64, bool, np.float64, np.float64)))
+
+    def _block(self, b: int) -> list[Ranked]:
+        got = self._blocks.get(b)
+        if got is None:
+            part = slice(b * self.BLOCK, (b + 1) * self.BLOCK)
+            got = self._blocks[b] = list(map(Ranked, *(c[part].tolist() for c in self._columns)))
+        return got
+
+    def __len__(self) -> int:
+        return len(self._columns[0])
+
+    @overload
+    def __getitem__(self, k: int) -> Ranked: ...
+    @overload
+    def __getitem__(self, k: slice) -> list[Ranked]: ...
+    def __getitem__(self, k: int | slice) -> Ranked | list[Ranked]:
+        if isinstance(k, slice):
+            return [self[j] for j in range(*k.indices(len(self)))]
+        n = len(self)
+        if k < 0:
+            k += n
+        if not 0 <= k < n:
+            raise IndexError("ranked list index out of range")
+        return self._block(k // self.BLOCK)[k % self.BLOCK]
+
+    def __iter__(self) -> Iterator[Ranked]:
+        for b in range((len(self) + self.BLOCK - 1) // self.BLOCK):
+            yield from self._block(b)
+
+
+def count_exact(ranked: Sequence[Ranked]) -> int:
+    """How many candidates explain every message exactly."""
+    return ranked.exact_count if isinstance(ranked, RankedList) else sum(1 for r in ranked if r.exact)
+
+
+def most_probable(index: CatalogIndex, tracks: Tracks, cfg: Tunables) -> int | None:
+    """The candidate `posterior(index, tracks, set(), cfg)` ranks first, without ranking the rest
+    (the same log weights, the same tie-break), or None when there are none."""
+    if not tracks:
+        return None
+    place = index.popular_place
+    return min(_log_weights(index, list(tracks.items()), cfg), key=lambda r: (-r[2], place[r[0]]))[0]
+
+
+def _log_weights(index: CatalogIndex, live: list[tuple[int, Track]], cfg: Tunables,
+                 doubtful: set[int] | frozenset[int] = frozenset()) -> Iterator[tuple[int, Track, float]]:
+    """(idx, track, log weight) of each candidate: log prior + evidence, less `inexact_penalty` when
+    some candidate explains every message exactly and this one does not, less `doubtful_penalty`
+    when it is doubtful."""
+    any_exact = any(t.exact for _, t in live)
+    log_prior = index.log_prior
+    inexact_penalty, doubtful_penalty = cfg.inexact_penalty, cfg.doubtful_penalty
+    for i, t in live:
+        lw = log_prior[i] + t.category_ll + t.loglik + t.text_ll
+        if any_exact and not t.exact:
+            lw -= inexact_penalty
+        if i in doubtful:
+            lw -= doubtful_penalty
+        yield i, t, lw
+
+
+def ranked_by_weight(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> list[Ranked]:
+    """Candidates (idx, log weight, exact, log prior, log likelihood) as `Ranked`, with their softmax
+    probabilities, best first; ties by popularity (`index.popular_place`: -rating_number, then
+    parent_asin).  The place is unique, so the sort never compares further."""
+    top = max(r[1] for r in rows)
+    exps = [math.exp(r[1] - top) for r in rows]
+    total = sum(exps)
+    place = index.popular_place
+    order = sorted(range(len(rows)), key=lambda k: (-rows[k][1], place[rows[k][0]]))
+    return [Ranked(rows[k][0], exps[k] / total, rows[k][1], rows[k][2], rows[k][3], rows[k][4]) for k in order]

@@ -1,0 +1,63 @@
+"""The posterior over arrays is the per-candidate computation, float for float, read lazily."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from starter.catalog import CatalogIndex
+from starter.config import TUNABLES
+from starter.posterior import (Ranked, RankedList, _log_weights, count_exact, most_probable, posterior,
+                               ranked_by_weight)
+from starter.rank import Track
+
+
+@pytest.fixture()
+def index(small_catalog: Path) -> CatalogIndex:
+    return CatalogIndex(small_catalog, TUNABLES)
+
+
+def _reference(index: CatalogIndex, tracks: dict[int, Track], excluded: set[int], doubtful: set[int]) -> list[Ranked]:
+    """The per-candidate computation the arrays replace: `_log_weights`, then `ranked_by_weight`."""
+    live = [(i, t) for i, t in tracks.items() if i not in excluded]
+    return ranked_by_weight(index, [(i, lw, t.exact, index.log_prior[i], t.loglik + t.category_ll + t.text_ll)
+                                    for i, t, lw in _log_weights(index, live, TUNABLES, doubtful)])
+
+
+def _random_tracks(index: CatalogIndex, seed: int, exact_share: float) -> dict[int, Track]:
+    rng = random.Random(seed)
+    ids = list(range(len(index.products)))
+    rng.shuffle(ids)
+    return {i: Track("buying", frozenset(), rng.random() < exact_share, -9.0 * rng.random(),
+                     rng.choice([0.0, -5.0 * rng.random()]), rng.choice([0.0, -4.0 * rng.random()]))
+            for i in ids}
+
+
+@pytest.mark.parametrize("seed,exact_share", [(1, 0.0), (2, 0.3), (3, 1.0)])
+def test_posterior_is_the_per_candidate_computation_float_for_float(index: CatalogIndex, seed: int,
+                                                                    exact_share: float) -> None:
+    tracks = _random_tracks(index, seed, exact_share)
+    ids = list(tracks)
+    for excluded, doubtful in [(set(), set()), ({ids[0], ids[3]}, set()), (set(), {ids[1], ids[2]}),
+                               ({ids[4]}, {ids[4], ids[5]})]:
+        got = posterior(index, tracks, excluded, TUNABLES, doubtful)
+        want = _reference(index, tracks, excluded, doubtful)
+        assert list(got) == want
+        assert all(type(r.idx) is int and type(r.prob) is float and type(r.exact) is bool for r in got)
+        assert count_exact(got) == count_exact(want) == sum(r.exact for r in want)
+        assert most_probable(index, tracks, TUNABLES) == posterior(index, tracks, set(), TUNABLES)[0].idx
+
+
+def test_the_ranked_list_reads_like_a_list_across_blocks(index: CatalogIndex,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(RankedList, "BLOCK", 2)
+    tracks = _random_tracks(index, 4, 0.5)
+    got = posterior(index, tracks, set(), TUNABLES)
+    want = _reference(index, tracks, set(), set())
+    assert len(got) == len(want) and got[0] == want[0] and got[-1] == want[-1] and got[3] == want[3]
+    assert got[1:4] == want[1:4] and got[:100] == want and got[::-2] == want[::-2]
+    with pytest.raises(IndexError):
+        got[len(want)]
+    empty = posterior(index, {}, set(), TUNABLES)
+    assert len(empty) == 0 and list(empty) == [] and count_exact(empty) == 0 and not empty

@@ -9,6 +9,7 @@ ones).  The posterior over them is `starter.posterior`.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 from grounding.budget import BUDGET_WORDS
@@ -40,6 +41,9 @@ class Track(NamedTuple):
     def with_loglik(self, loglik: float) -> "Track":
         return Track(self.scenario, self.disclosed, self.exact, loglik, self.text_ll, self.category_ll, self.evidence)
 
+
+# A Track from a tuple of its seven fields, without `Track.__new__`'s Python frame (thousands per turn).
+_new_track = partial(tuple.__new__, Track)
 
 _TOKSET_CACHE: dict[str, tuple[str, ...]] = {}
 TOKEN_SET_CACHE_ENTRIES = TUNABLES.token_set_cache_entries
@@ -183,7 +187,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
                     disclosed = firsts[c0] = SM.initial_disclosed(p, scenario)
             else:
                 disclosed = SM.initial_disclosed(p, scenario)
-            tracks[i] = Track(scenario, disclosed, seen[0], seen[1], 0.0, cat_ll, seen[2])
+            tracks[i] = _new_track((scenario, disclosed, seen[0], seen[1], 0.0, cat_ll, seen[2]))
         return tracks, scenario
     cat_toks = _tok_set(obs.category or "")
     negated = frozenset(obs.negated)
@@ -254,29 +258,34 @@ def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | N
     asked = isinstance(last_ask, str) and last_ask != ""
     position = SM.ANSWER_POSITION.get(last_ask) if asked else None    # type: ignore[arg-type]
     credit = not template and bool(said) and kind == "values"
-    by_values: dict[tuple[str, ...], tuple[bool, float]] = {}
+    # Per predicted reply: exact?, similarity, its mismatch penalty and its trace entry (the same
+    # floats as computing them per candidate).
+    by_values: dict[tuple[str, ...], tuple[bool, float, float, tuple[float]]] = {}
+    answer_at, answer_values = SM.answer_at, SM.answer_values
+    new = _new_track
     for i, t in tracks.items():
         p = products[i]
         disclosed = t.disclosed
         if not asked:
             values: tuple[str, ...] = ()
         elif position is not None:
-            values = SM.answer_at(p, disclosed, position)
+            values = answer_at(p, disclosed, position)
         else:
-            values = SM.answer_values(p, disclosed, last_ask)   # type: ignore[arg-type]
+            values = answer_values(p, disclosed, last_ask)   # type: ignore[arg-type]
         seen = by_values.get(values)
         if seen is None:
-            seen = by_values[values] = (template and M.reply_message(values, last_ask) == text,
-                                        _reply_similarity(index, kind, values, said, cfg))
-        exact, sim = seen
+            sim = _reply_similarity(index, kind, values, said, cfg)
+            seen = by_values[values] = (template and M.reply_message(values, last_ask) == text, sim,
+                                        beta * (1.0 - sim), (round(sim, 4),))
+        exact, sim, penalty, entry = seen
         if credit:
             # A shopper may answer with anything the product has, not only the values the
             # simulator would reveal next: partial credit for words found anywhere on it.
             sim = max(sim, cfg.any_value_credit * said_coverage(index, i, said))
+            penalty, entry = beta * (1.0 - sim), (round(sim, 4),)
         if values:
-            disclosed = disclosed | set(values)
-        out[i] = Track(t.scenario, disclosed, t.exact and exact, t.loglik - beta * (1.0 - sim),
-                       t.text_ll, t.category_ll, t.evidence + (round(sim, 4),))
+            disclosed = disclosed.union(values)
+        out[i] = new((t[0], disclosed, t[2] and exact, t[3] - penalty, t[4], t[5], t[6] + entry))
     return out
 
 

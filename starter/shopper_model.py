@@ -61,16 +61,17 @@ def predict_reply(p: Product, disclosed: frozenset[str], attribute: str | None) 
 def question_answers(p: Product, disclosed: frozenset[str]) -> Answers:
     """The values revealed by each of QUESTION_ATTRIBUTES (in that order) if `p` were the target:
     `M.reveal_each` as a tuple, read off the card through the plan of its type pattern."""
-    return tuple(map(p.constraints.__getitem__, _plan(p.types, _flags(p.constraints, disclosed))))
+    values = p.constraints
+    key = (p.types, tuple(map(disclosed.__contains__, values)) if disclosed else ())
+    plan = _PLANS.get(key) or _plan(*key)      # the memo read inline: this runs per candidate per turn
+    return tuple(map(values.__getitem__, plan))
 
 
 def answer_at(p: Product, disclosed: frozenset[str], position: int) -> tuple[str, ...]:
     """`question_answers(p, disclosed)[position]` alone."""
-    return p.constraints[_plan(p.types, _flags(p.constraints, disclosed))[position]]
-
-
-def _flags(values: tuple[str, ...], disclosed: frozenset[str]) -> tuple[bool, ...]:
-    return tuple(map(disclosed.__contains__, values)) if disclosed else ()
+    values = p.constraints
+    key = (p.types, tuple(map(disclosed.__contains__, values)) if disclosed else ())
+    return values[(_PLANS.get(key) or _plan(*key))[position]]
 
 
 def _plan(types: tuple[str, ...], flags: tuple[bool, ...]) -> tuple[slice, ...]:

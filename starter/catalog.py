@@ -23,7 +23,8 @@ from starter.config import Tunables
 from starter.fts_tables import FTS_COLUMNS, FTS_TOKENIZERS, FtsFiller, create_tables, unstorable
 from starter.index_cache import IndexCache, OpenedIndex
 from starter.postings import PostingScorer
-from starter.product_table import ClueLists, Product, ProductColumns, columns_of, places, shelf_lists
+from starter.product_table import (ClueLists, Product, ProductColumns, collection_paused, columns_of, places,
+                                   shelf_lists)
 from starter.product_table import load as load_products
 from starter.product_table import store as store_products
 
@@ -76,7 +77,10 @@ class CatalogIndex:
     """
 
     def __init__(self, catalog_path: str | Path, cfg: Tunables, cache: IndexCache | None = None) -> None:
-        path = Path(catalog_path)
+        with collection_paused():
+            self._construct(Path(catalog_path), cfg, cache)
+
+    def _construct(self, path: Path, cfg: Tunables, cache: IndexCache | None) -> None:
         if not path.is_file():
             raise CatalogError(f"catalog not found: {path} (set CATALOG_PATH or put catalog.jsonl in data/)")
         self.path = path

@@ -88,3 +88,27 @@ def test_a_load_failure_is_damage_only_when_the_checksum_says_so(small_catalog: 
     assert again.cache_state == "built" and "checksum does not match" in caplog.text
     monkeypatch.undo()
     assert CatalogIndex(small_catalog, TUNABLES, cache).cache_state == "loaded"
+
+
+def test_no_collection_while_an_index_is_made_and_the_state_comes_back(small_catalog: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+    seen: list[bool] = []
+    real = catalog_module.CatalogIndex._derive
+
+    def spy(self, *args) -> None:
+        seen.append(gc.isenabled())
+        real(self, *args)
+    monkeypatch.setattr(catalog_module.CatalogIndex, "_derive", spy)
+    assert gc.isenabled()
+    CatalogIndex(small_catalog, TUNABLES)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        CatalogIndex(small_catalog, TUNABLES)
+        assert not gc.isenabled()          # a caller's own choice is left as it was
+    finally:
+        gc.enable()
+    with pytest.raises(catalog_module.CatalogError):
+        CatalogIndex(small_catalog.with_name("missing.jsonl"), TUNABLES)
+    assert gc.isenabled()

@@ -147,7 +147,9 @@ class Tunables:
     # Memo sizes (entries) of a word's document frequency and its FTS5 terms (per table) and of a text's word set:
     # bounds on memory (unbounded, the word-set memo and the IDF-weight memo held 60,640 and 134,266
     # entries after 2,000 mixed sessions and RSS still grew: bench_robustness at 9f353eb); a memo
-    # saves microseconds a lookup, so they stop adding when full.
+    # saves microseconds a lookup, so they stop adding when full.  The card-value word memo keeps the
+    # most recently used instead (`starter.memo.RecentMemo`, up to twice this many): at a million
+    # products a full memo that stopped adding missed on most values of every turn.
     df_cache_entries: int = 50_000
     token_set_cache_entries: int = 50_000
     # Memo of the IDF weight of a word set, emptied when it holds this many: its keys are frozensets,

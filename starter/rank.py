@@ -18,6 +18,7 @@ from contest import messages as M
 from starter import shopper_model as SM
 from starter.catalog import CatalogIndex
 from starter.config import TUNABLES, Tunables
+from starter.memo import RecentMemo
 from starter.understand import Reading
 
 Tracks = dict[int, "Track"]
@@ -45,8 +46,7 @@ class Track(NamedTuple):
 # A Track from a tuple of its seven fields, without `Track.__new__`'s Python frame (thousands per turn).
 _new_track = partial(tuple.__new__, Track)
 
-_TOKSET_CACHE: dict[str, tuple[str, ...]] = {}
-TOKEN_SET_CACHE_ENTRIES = TUNABLES.token_set_cache_entries
+_TOKSET_CACHE: RecentMemo[str, tuple[str, ...]] = RecentMemo(TUNABLES.token_set_cache_entries)
 SUBSTRING_SCAN_MAX_WORDS = TUNABLES.substring_scan_max_words
 
 
@@ -58,8 +58,7 @@ def _tok_words(text: str) -> tuple[str, ...]:
     got = _TOKSET_CACHE.get(text)
     if got is None:
         got = tuple(dict.fromkeys(t for t in tokens(text) if t not in FILLER))
-        if len(_TOKSET_CACHE) < TOKEN_SET_CACHE_ENTRIES:
-            _TOKSET_CACHE[text] = got
+        _TOKSET_CACHE.put(text, got)
     return got
 
 

@@ -94,7 +94,16 @@ class RankedList(Sequence[Ranked]):
     def __getitem__(self, k: slice) -> list[Ranked]: ...
     def __getitem__(self, k: int | slice) -> Ranked | list[Ranked]:
         if isinstance(k, slice):
-            return [self[j] for j in range(*k.indices(len(self)))]
+            start, stop, step = k.indices(len(self))
+            if step != 1:
+                return [self[j] for j in range(start, stop, step)]
+            out: list[Ranked] = []
+            while start < stop:          # whole runs of each block (a turn slices its first hundred)
+                b, lo = divmod(start, self.BLOCK)
+                take = min(stop - start, self.BLOCK - lo)
+                out += self._block(b)[lo:lo + take]
+                start += take
+            return out
         n = len(self)
         if k < 0:
             k += n

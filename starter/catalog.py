@@ -62,11 +62,13 @@ def _store_clue_postings(db: sqlite3.Connection, postings: dict[str, list[int]],
 
 
 def _read_clue_postings(db: sqlite3.Connection) -> tuple[dict[str, list[int]], list[float], list[int]]:
+    """What `_store_clue_postings` wrote: postings, masses and clue order, as the lists the clue index uses."""
     postings = {w: np.frombuffer(b, dtype="<i4").tolist()
                 for w, b in db.execute("SELECT word, positions FROM clue_postings ORDER BY rowid")}
     arrays = dict(db.execute("SELECT name, data FROM clue_arrays"))
     mass, order = arrays["mass"], arrays["order"]
     return postings, np.frombuffer(mass, dtype="<f8").tolist(), np.frombuffer(order, dtype="<i4").tolist()
+
 
 class CatalogIndex:
     """Products, shelves, clue index, token index, BM25 and priors.

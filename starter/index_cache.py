@@ -1,14 +1,15 @@
 """The on-disk index cache: build the catalog index once, open it in a second.
 
-A built index is one SQLite file (the BM25 tables, the products and the
-words of every card value) plus a small JSON manifest beside it.  Its name is
+A built index is one SQLite file (the BM25 tables, the products as columns,
+the clue index's postings) plus a small JSON manifest beside it.  Its name is
 a key made of the catalog file's content hash, `INDEX_FORMAT`, a fingerprint
 of the code that shapes the index and the tunables that do; so a catalog
 edited in place, a new release of the card rules or another
 `max_field_chars` simply looks for another file.  A file whose manifest does
-not match (wrong key, wrong size, wrong SHA-256: truncated, corrupt, half
-written) is never opened: the index is rebuilt and the entry replaced.  No
-pickle: SQLite tables and JSON only.
+not match (wrong key, wrong size: truncated, half written) is never opened;
+one whose SHA-256 does not match (corrupt) is read while the checksum is
+computed, and what was read is dropped: either way the index is rebuilt and
+the entry replaced.  No pickle: SQLite tables and JSON only.
 
 Location: `AGENT_INDEX_CACHE` (a directory; `off` disables the cache), else
 `$XDG_CACHE_HOME/techjam-shopper/index`, else `~/.cache/techjam-shopper/index`.

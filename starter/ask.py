@@ -17,7 +17,7 @@ from contest.rules import hit_reward
 from starter.catalog import CatalogIndex
 from starter.config import QUESTION_ATTRIBUTES, Tunables
 from starter.posterior import Ranked
-from starter.rank import Tracks
+from starter.rank import DISCLOSED, Tracks
 from starter.shopper_model import question_answers
 from starter.trace import QuestionRow as QuestionValue
 
@@ -48,7 +48,7 @@ def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: Tracks, s
     reward = hit_reward(1, turn + 1)
     products = index.products
     shares = [q / mass for q in probs]
-    answers = [question_answers(products[r.idx], tracks[r.idx].disclosed) for r in rest]
+    answers = [question_answers(products[r.idx], tracks[r.idx][DISCLOSED]) for r in rest]
     min_group_mass = cfg.min_group_mass
     out: list[QuestionValue] = []
     for k, attribute in enumerate(QUESTION_ATTRIBUTES):

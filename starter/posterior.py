@@ -14,7 +14,7 @@ import numpy as np
 
 from starter.catalog import CatalogIndex
 from starter.config import Tunables
-from starter.rank import Track, Tracks
+from starter.rank import CATEGORY_LL, EXACT, LOGLIK, TEXT_LL, TrackRow, Tracks
 
 
 class Ranked(NamedTuple):
@@ -130,17 +130,17 @@ def most_probable(index: CatalogIndex, tracks: Tracks, cfg: Tunables) -> int | N
     return min(_log_weights(index, list(tracks.items()), cfg), key=lambda r: (-r[2], place[r[0]]))[0]
 
 
-def _log_weights(index: CatalogIndex, live: list[tuple[int, Track]], cfg: Tunables,
-                 doubtful: set[int] | frozenset[int] = frozenset()) -> Iterator[tuple[int, Track, float]]:
+def _log_weights(index: CatalogIndex, live: list[tuple[int, TrackRow]], cfg: Tunables,
+                 doubtful: set[int] | frozenset[int] = frozenset()) -> Iterator[tuple[int, TrackRow, float]]:
     """(idx, track, log weight) of each candidate: log prior + evidence, less `inexact_penalty` when
     some candidate explains every message exactly and this one does not, less `doubtful_penalty`
     when it is doubtful."""
-    any_exact = any(t.exact for _, t in live)
+    any_exact = any(t[EXACT] for _, t in live)
     log_prior = index.log_prior
     inexact_penalty, doubtful_penalty = cfg.inexact_penalty, cfg.doubtful_penalty
     for i, t in live:
-        lw = log_prior[i] + t.category_ll + t.loglik + t.text_ll
-        if any_exact and not t.exact:
+        lw = log_prior[i] + t[CATEGORY_LL] + t[LOGLIK] + t[TEXT_LL]
+        if any_exact and not t[EXACT]:
             lw -= inexact_penalty
         if i in doubtful:
             lw -= doubtful_penalty

@@ -9,7 +9,6 @@ ones).  The posterior over them is `starter.posterior`.
 """
 from __future__ import annotations
 
-from functools import partial
 from typing import NamedTuple
 
 from grounding.budget import BUDGET_WORDS
@@ -21,30 +20,33 @@ from starter.config import TUNABLES, Tunables
 from starter.memo import RecentMemo
 from starter.understand import Reading
 
-Tracks = dict[int, "Track"]
-
-
 class Track(NamedTuple):
-    """One candidate's account of the conversation so far (a tuple: replaced, never changed;
-    one per candidate per turn, so it is cheap to make)."""
+    """One candidate's account of the conversation so far: the layout of a track.
+
+    The pool's tracks are plain tuples in this layout (`track`), read by the field positions below:
+    the garbage collector stops tracking an exact tuple of untracked items, never a tuple subclass,
+    and at a million products the live sessions' 230,000 tracks were most of the work of each full
+    collection (150-270 ms, in the middle of some turn).  Replaced, never changed."""
 
     scenario: str
-    disclosed: frozenset[str]
+    disclosed: SM.Disclosed
     exact: bool = True
     loglik: float = 0.0          # value evidence (0 when every message is exactly as predicted)
     text_ll: float = 0.0         # free-text relevance (latest cumulative query; 0 for template sessions)
     category_ll: float = 0.0     # shelf evidence (0 on the named shelf)
     evidence: tuple[float, ...] = ()   # per-turn similarity, for the trace
 
-    def with_text(self, text_ll: float) -> "Track":
-        return Track(self.scenario, self.disclosed, self.exact, self.loglik, text_ll, self.category_ll, self.evidence)
 
-    def with_loglik(self, loglik: float) -> "Track":
-        return Track(self.scenario, self.disclosed, self.exact, loglik, self.text_ll, self.category_ll, self.evidence)
+TrackRow = tuple[str, SM.Disclosed, bool, float, float, float, tuple[float, ...]]
+Tracks = dict[int, TrackRow]
+SCENARIO, DISCLOSED, EXACT, LOGLIK, TEXT_LL, CATEGORY_LL, EVIDENCE = range(7)
 
 
-# A Track from a tuple of its seven fields, without `Track.__new__`'s Python frame (thousands per turn).
-_new_track = partial(tuple.__new__, Track)
+def track(scenario: str, disclosed: SM.Disclosed, exact: bool = True, loglik: float = 0.0, text_ll: float = 0.0,
+          category_ll: float = 0.0, evidence: tuple[float, ...] = ()) -> TrackRow:
+    """A track as a plain tuple in `Track`'s layout."""
+    return (scenario, disclosed, exact, loglik, text_ll, category_ll, evidence)
+
 
 _TOKSET_CACHE: RecentMemo[str, tuple[str, ...]] = RecentMemo(TUNABLES.token_set_cache_entries)
 SUBSTRING_SCAN_MAX_WORDS = TUNABLES.substring_scan_max_words
@@ -159,7 +161,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
     What a candidate's track depends on -- its shelf, its opening value -- recurs across
     candidates, so each is worked out once per call (the same arithmetic, so the same floats)."""
     scenario = _opening_scenario(obs)
-    tracks: dict[int, Track] = {}
+    tracks: Tracks = {}
     products = index.products
     shelf_beta, mismatch_beta = cfg.shelf_beta, cfg.mismatch_beta
     # Shelf evidence: -shelf_beta x (1 - the shelf's score), 0 for a shelf not scored.
@@ -169,7 +171,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
         # The category is judged softly (cat_ll); exactness is about the value.
         template_said = _tok_set(obs.value_text or "") | obs.extra_tokens
         by_value: dict[str | None, tuple[bool, float, tuple[float, ...]]] = {}
-        firsts: dict[str, frozenset[str]] = {}
+        firsts: dict[str, SM.Disclosed] = {}
         for i in ids:
             p = products[i]
             cat_ll = cat_lls.get(p.shelf, off_shelf)
@@ -186,7 +188,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
                     disclosed = firsts[c0] = SM.initial_disclosed(p, scenario)
             else:
                 disclosed = SM.initial_disclosed(p, scenario)
-            tracks[i] = _new_track((scenario, disclosed, seen[0], seen[1], 0.0, cat_ll, seen[2]))
+            tracks[i] = (scenario, disclosed, seen[0], seen[1], 0.0, cat_ll, seen[2])
         return tracks, scenario
     cat_toks = _tok_set(obs.category or "")
     negated = frozenset(obs.negated)
@@ -210,8 +212,7 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
             if sim > best[1]:
                 best = (hyp, sim)
         hyp, sim = best
-        tracks[i] = Track(hyp, SM.initial_disclosed(p, hyp), False, -mismatch_beta * (1.0 - sim), 0.0, cat_ll,
-                          (sim,))
+        tracks[i] = (hyp, SM.initial_disclosed(p, hyp), False, -mismatch_beta * (1.0 - sim), 0.0, cat_ll, (sim,))
     return tracks, scenario or "unknown"
 
 
@@ -219,7 +220,8 @@ def with_relevance(tracks: Tracks, relevance: dict[int, float], cfg: Tunables) -
     """The tracks with their free-text term set from the latest cumulative relevance (unchanged when none)."""
     if not relevance:
         return tracks
-    return {i: t.with_text(cfg.text_beta * (relevance.get(i, 0.0) - 1.0)) for i, t in tracks.items()}
+    beta = cfg.text_beta
+    return {i: t[:TEXT_LL] + (beta * (relevance.get(i, 0.0) - 1.0),) + t[CATEGORY_LL:] for i, t in tracks.items()}
 
 
 def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | None, cfg: Tunables) -> Tracks:
@@ -245,14 +247,15 @@ def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | N
                 seen = by_first[c0] = (template and SM.override_text(p) == text,
                                        value_similarity(index, (c0,), said))
             exact, sim = seen
-            out[i] = Track(t.scenario, t.disclosed | {c0}, t.exact and exact, t.loglik - beta * (1.0 - sim),
-                           t.text_ll, t.category_ll, t.evidence + (round(sim, 4),))
+            disclosed = t[DISCLOSED] if c0 in t[DISCLOSED] else t[DISCLOSED] + (c0,)
+            out[i] = (t[SCENARIO], disclosed, t[EXACT] and exact, t[LOGLIK] - beta * (1.0 - sim),
+                      t[TEXT_LL], t[CATEGORY_LL], t[EVIDENCE] + (round(sim, 4),))
         return out
     if kind in ("boundary", "no_attribute", "free"):
         exact, sim = template, 1.0
         for i, t in tracks.items():
-            out[i] = Track(t.scenario, t.disclosed, t.exact and exact, t.loglik - beta * (1.0 - sim),
-                           t.text_ll, t.category_ll, t.evidence + (round(sim, 4),))
+            out[i] = (t[SCENARIO], t[DISCLOSED], t[EXACT] and exact, t[LOGLIK] - beta * (1.0 - sim),
+                      t[TEXT_LL], t[CATEGORY_LL], t[EVIDENCE] + (round(sim, 4),))
         return out
     asked = isinstance(last_ask, str) and last_ask != ""
     position = SM.ANSWER_POSITION.get(last_ask) if asked else None    # type: ignore[arg-type]
@@ -261,10 +264,9 @@ def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | N
     # floats as computing them per candidate).
     by_values: dict[tuple[str, ...], tuple[bool, float, float, tuple[float]]] = {}
     answer_at, answer_values = SM.answer_at, SM.answer_values
-    new = _new_track
     for i, t in tracks.items():
         p = products[i]
-        disclosed = t.disclosed
+        disclosed = t[DISCLOSED]
         if not asked:
             values: tuple[str, ...] = ()
         elif position is not None:
@@ -283,8 +285,9 @@ def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | N
             sim = max(sim, cfg.any_value_credit * said_coverage(index, i, said))
             penalty, entry = beta * (1.0 - sim), (round(sim, 4),)
         if values:
-            disclosed = disclosed.union(values)
-        out[i] = new((t[0], disclosed, t[2] and exact, t[3] - penalty, t[4], t[5], t[6] + entry))
+            disclosed = disclosed + values       # undisclosed by construction (a card's twin value may come twice)
+        out[i] = (t[SCENARIO], disclosed, t[EXACT] and exact, t[LOGLIK] - penalty, t[TEXT_LL], t[CATEGORY_LL],
+                  t[EVIDENCE] + entry)
     return out
 
 
@@ -308,12 +311,12 @@ def with_soft_facts(index: CatalogIndex, tracks: Tracks, obs: Reading, cfg: Tuna
     negated = set(obs.negated)
     for i, t in tracks.items():
         p = index.products[i]
-        loglik = t.loglik
+        loglik = t[LOGLIK]
         if negated:
             # The words of its title and card values (the same set as tokenising each part).
             if index.holds_any(i, negated):
                 loglik -= cfg.mismatch_beta * cfg.negation_penalty_share
         if obs.budget_max is not None and p.price is not None and p.price > obs.budget_max * cfg.budget_slack:
             loglik -= cfg.mismatch_beta * cfg.over_budget_penalty_share
-        out[i] = t if loglik == t.loglik else t.with_loglik(loglik)
+        out[i] = t if loglik == t[LOGLIK] else t[:LOGLIK] + (loglik,) + t[TEXT_LL:]
     return out

@@ -189,7 +189,7 @@ class TurnPipeline:
             tracks = RANK.with_relevance(tracks, self._relevance(state, pool.shelf.scored), cfg)
             if scenario == "unknown":
                 best = POSTERIOR.most_probable(index, tracks, cfg)
-                scenario = tracks[best].scenario if best is not None else "browsing"
+                scenario = tracks[best][RANK.SCENARIO] if best is not None else "browsing"
             apply(state, PoolOpened(pool, tracks, scenario, reading.template))
         else:
             pool = state.pool
@@ -198,7 +198,7 @@ class TurnPipeline:
                 self._mark_explained(state, reading, tracks)
                 tracks = RANK.with_relevance(tracks, self._relevance(state, pool.shelf.scored), cfg)
             apply(state, TracksUpdated(tracks))
-            no_explanation = not any(t.exact for i, t in state.tracks.items() if i not in state.excluded)
+            no_explanation = not any(t[RANK.EXACT] for i, t in state.tracks.items() if i not in state.excluded)
             if pool.shelf.exact is not None and no_explanation:
                 self._grow(state, RETRIEVE.widen_shelf(index, self.shelves, pool, state.readings[0], cfg))
             if pool.shelf.exact is None:
@@ -212,7 +212,7 @@ class TurnPipeline:
         card evidence reads it better than text relevance would."""
         if reading.template:
             return
-        best = max((t.evidence[-1] for t in tracks.values() if t.evidence), default=0.0)
+        best = max((t[RANK.EVIDENCE][-1] for t in tracks.values() if t[RANK.EVIDENCE]), default=0.0)
         if best >= self.cfg.card_explained_sim:
             apply(state, MessageExplained(state.turn - 1))
 
@@ -298,7 +298,7 @@ class TurnPipeline:
 
     def _row(self, r: POSTERIOR.Ranked, state: SessionState) -> T.CandidateRow:
         p = self.index.products[r.idx]
-        scenario = "people" if state.people else state.tracks[r.idx].scenario
+        scenario = "people" if state.people else state.tracks[r.idx][RANK.SCENARIO]
         return T.CandidateRow(p.pid, p.title[:120], p.shelf, p.price, p.rating_number, round(r.prob, 6), r.exact,
                               round(r.log_prior, 4), round(r.loglik, 4), scenario)
 

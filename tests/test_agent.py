@@ -149,7 +149,7 @@ def test_predicted_replies_equal_the_protocol_customer(index: CatalogIndex) -> N
                 expected = customer.reply(a)
                 text, values = SM.predict_reply(p, disclosed, a)
                 assert text == expected
-                disclosed = disclosed | set(values)
+                disclosed = disclosed + values
 
 
 def test_no_attribute_reply_is_predicted_for_no_question(index: CatalogIndex) -> None:
@@ -195,7 +195,7 @@ def test_question_values_prefer_a_separating_question(index: CatalogIndex) -> No
     assert values and values[0].value > 0 and values[0].groups > 1
     assert ASK.separable(values)
     # Clones with identical cards cannot be separated once everything is said.
-    clones = {i: tracks[i]._replace(disclosed=frozenset(index.products[i].constraints))
+    clones = {i: RANK.Track(*tracks[i])._replace(disclosed=tuple(index.products[i].constraints))
               for i in (index.by_pid["T4"], index.by_pid["T5"])}
     ranked = POSTERIOR.posterior(index, clones, set(), TUNABLES)
     assert not ASK.separable(ASK.value_questions(index, ranked, clones, set(), 3, TUNABLES))

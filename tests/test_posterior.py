@@ -29,7 +29,7 @@ def _random_tracks(index: CatalogIndex, seed: int, exact_share: float) -> dict[i
     rng = random.Random(seed)
     ids = list(range(len(index.products)))
     rng.shuffle(ids)
-    return {i: Track("buying", frozenset(), rng.random() < exact_share, -9.0 * rng.random(),
+    return {i: Track("buying", (), rng.random() < exact_share, -9.0 * rng.random(),
                      rng.choice([0.0, -5.0 * rng.random()]), rng.choice([0.0, -4.0 * rng.random()]))
             for i in ids}
 

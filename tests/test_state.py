@@ -36,7 +36,7 @@ def opened(scenario: str, certain: bool) -> SessionState:
     state = SessionState("s")
     read(state, TEMPLATE_OPENING)
     apply(state, PoolOpened(Pool([1, 2, 3], {"exact_shelf": 3}, ShelfGuess("Women Shirts", {"Women Shirts": 1.0})),
-                            {i: Track("buying", frozenset()) for i in (1, 2, 3)}, scenario, certain))
+                            {i: Track("buying", ()) for i in (1, 2, 3)}, scenario, certain))
     return state
 
 
@@ -94,10 +94,10 @@ def test_refusals_and_no_preference_are_recorded_against_the_last_question() -> 
 def test_pool_growth_tracks_and_caches_change_only_through_events() -> None:
     state = opened("buying", certain=True)
     apply(state, PoolGrown(Growth((7, 8), "widened_shelves", ShelfGuess(None, {"Women Shirts": 1.0, "Tops": 0.5})),
-                           {7: Track("buying", frozenset()), 8: Track("buying", frozenset())}))
+                           {7: Track("buying", ()), 8: Track("buying", ())}))
     assert state.pool.ids == [1, 2, 3, 7, 8] and state.pool.present == {1, 2, 3, 7, 8}
     assert state.pool.stages["widened_shelves"] == 2 and state.pool.shelf.exact is None
-    apply(state, TracksUpdated({7: Track("buying", frozenset(), loglik=-1.0)}))
+    apply(state, TracksUpdated({7: Track("buying", (), loglik=-1.0)}))
     assert state.tracks[7].loglik == -1.0 and set(state.tracks) == {1, 2, 3, 7, 8}
     apply(state, MessageExplained(0))
     apply(state, RelevanceComputed(("black",), {1: 1.0}))

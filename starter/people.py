@@ -23,7 +23,7 @@ from grounding.shelves import ShelfMatcher
 from grounding.words import STOP, tokens
 from starter.catalog import CatalogIndex
 from starter.config import Tunables
-from starter.posterior import Ranked, ranked_by_weight
+from starter.posterior import RankedList, ranked_by_weight
 from starter.rank import EVIDENCE, Tracks
 from starter.understand import Reading
 
@@ -112,7 +112,7 @@ def budget_penalty(price: float | None, budget: Budget | None, cfg: Tunables) ->
 
 
 def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, shown: set[int], cfg: Tunables
-                ) -> tuple[list[Ranked], dict[str, int]]:
+                ) -> tuple[RankedList, dict[str, int]]:
     """Candidates by posterior probability (tie: popularity, then parent_asin), and the funnel."""
     words = query_words(readings)
     hits = index.fulltext(words, cfg.people_candidates)

@@ -14,7 +14,7 @@ import numpy as np
 
 from starter.catalog import CatalogIndex
 from starter.config import Tunables
-from starter.rank import CATEGORY_LL, EXACT, LOGLIK, TEXT_LL, TrackRow, Tracks
+from starter.rank import Tracks
 
 
 class Ranked(NamedTuple):
@@ -38,8 +38,8 @@ def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tuna
     candidates were shown on a turn that may not have counted and pay
     `doubtful_penalty` instead of being removed.
 
-    Arrays, with the floats of `_log_weights` and `ranked_by_weight`: the same additions in the same
-    order, `math.exp` per candidate and one sequential sum in pool order.
+    Over arrays, with the floats of the per-candidate computation it replaced (tests/test_posterior.py):
+    the same additions in the same order.
     """
     live = [(i, t) for i, t in tracks.items() if i not in excluded] if excluded else list(tracks.items())
     if not live:
@@ -55,11 +55,28 @@ def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tuna
         lw[~exact] -= cfg.inexact_penalty
     if doubtful:
         lw[np.fromiter((i in doubtful for i in ids_t), dtype=bool, count=len(ids_t))] -= cfg.doubtful_penalty
+    return _ranked(index, ids, lw, exact, log_prior, loglik + category_ll + text_ll)
+
+
+def ranked_by_weight(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> "RankedList":
+    """Candidates (idx, log weight, exact, log prior, log likelihood) ranked as `posterior` ranks them."""
+    if not rows:
+        return RankedList.empty()
+    ids, lw, exact, log_prior, loglik = zip(*rows)
+    return _ranked(index, np.array(ids, dtype=np.int64), np.array(lw, dtype=np.float64), np.array(exact, dtype=bool),
+                   np.array(log_prior, dtype=np.float64), np.array(loglik, dtype=np.float64))
+
+
+def _ranked(index: CatalogIndex, ids: np.ndarray, lw: np.ndarray, exact: np.ndarray, log_prior: np.ndarray,
+            loglik: np.ndarray) -> "RankedList":
+    """The softmax of the log weights (`math.exp` per candidate, one sequential sum in the given order),
+    best first; ties by popularity (`index.popular_place`: -rating_number, then parent_asin), unique,
+    so the order never depends on anything else."""
     exps = list(map(math.exp, (lw - lw.max()).tolist()))
     total = sum(exps)
     order = np.lexsort((index.popular_place_array[ids], -lw))
     return RankedList(ids[order], np.array(exps)[order] / total, lw[order], exact[order], log_prior[order],
-                      (loglik + category_ll + text_ll)[order])
+                      loglik[order])
 
 
 class RankedList(Sequence[Ranked]):
@@ -122,38 +139,5 @@ def count_exact(ranked: Sequence[Ranked]) -> int:
 
 
 def most_probable(index: CatalogIndex, tracks: Tracks, cfg: Tunables) -> int | None:
-    """The candidate `posterior(index, tracks, set(), cfg)` ranks first, without ranking the rest
-    (the same log weights, the same tie-break), or None when there are none."""
-    if not tracks:
-        return None
-    place = index.popular_place
-    return min(_log_weights(index, list(tracks.items()), cfg), key=lambda r: (-r[2], place[r[0]]))[0]
-
-
-def _log_weights(index: CatalogIndex, live: list[tuple[int, TrackRow]], cfg: Tunables,
-                 doubtful: set[int] | frozenset[int] = frozenset()) -> Iterator[tuple[int, TrackRow, float]]:
-    """(idx, track, log weight) of each candidate: log prior + evidence, less `inexact_penalty` when
-    some candidate explains every message exactly and this one does not, less `doubtful_penalty`
-    when it is doubtful."""
-    any_exact = any(t[EXACT] for _, t in live)
-    log_prior = index.log_prior
-    inexact_penalty, doubtful_penalty = cfg.inexact_penalty, cfg.doubtful_penalty
-    for i, t in live:
-        lw = log_prior[i] + t[CATEGORY_LL] + t[LOGLIK] + t[TEXT_LL]
-        if any_exact and not t[EXACT]:
-            lw -= inexact_penalty
-        if i in doubtful:
-            lw -= doubtful_penalty
-        yield i, t, lw
-
-
-def ranked_by_weight(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> list[Ranked]:
-    """Candidates (idx, log weight, exact, log prior, log likelihood) as `Ranked`, with their softmax
-    probabilities, best first; ties by popularity (`index.popular_place`: -rating_number, then
-    parent_asin).  The place is unique, so the sort never compares further."""
-    top = max(r[1] for r in rows)
-    exps = [math.exp(r[1] - top) for r in rows]
-    total = sum(exps)
-    place = index.popular_place
-    order = sorted(range(len(rows)), key=lambda k: (-rows[k][1], place[rows[k][0]]))
-    return [Ranked(rows[k][0], exps[k] / total, rows[k][1], rows[k][2], rows[k][3], rows[k][4]) for k in order]
+    """The candidate the posterior ranks first, or None when there are none."""
+    return posterior(index, tracks, set(), cfg)[0].idx if tracks else None

@@ -23,7 +23,7 @@ from starter.understand import Reading
 class Track(NamedTuple):
     """One candidate's account of the conversation so far: the layout of a track.
 
-    The pool's tracks are plain tuples in this layout (`track`), read by the field positions below:
+    The pool's tracks are plain tuples in this layout, read by the field positions below:
     the garbage collector stops tracking an exact tuple of untracked items, never a tuple subclass,
     and at a million products the live sessions' 230,000 tracks were most of the work of each full
     collection (150-270 ms, in the middle of some turn).  Replaced, never changed."""
@@ -40,12 +40,6 @@ class Track(NamedTuple):
 TrackRow = tuple[str, SM.Disclosed, bool, float, float, float, tuple[float, ...]]
 Tracks = dict[int, TrackRow]
 SCENARIO, DISCLOSED, EXACT, LOGLIK, TEXT_LL, CATEGORY_LL, EVIDENCE = range(7)
-
-
-def track(scenario: str, disclosed: SM.Disclosed, exact: bool = True, loglik: float = 0.0, text_ll: float = 0.0,
-          category_ll: float = 0.0, evidence: tuple[float, ...] = ()) -> TrackRow:
-    """A track as a plain tuple in `Track`'s layout."""
-    return (scenario, disclosed, exact, loglik, text_ll, category_ll, evidence)
 
 
 _TOKSET_CACHE: RecentMemo[str, tuple[str, ...]] = RecentMemo(TUNABLES.token_set_cache_entries)

@@ -1,6 +1,7 @@
 """The posterior over arrays is the per-candidate computation, float for float, read lazily."""
 from __future__ import annotations
 
+import math
 import random
 from pathlib import Path
 
@@ -8,8 +9,7 @@ import pytest
 
 from starter.catalog import CatalogIndex
 from starter.config import TUNABLES
-from starter.posterior import (Ranked, RankedList, _log_weights, count_exact, most_probable, posterior,
-                               ranked_by_weight)
+from starter.posterior import Ranked, RankedList, count_exact, most_probable, posterior, ranked_by_weight
 from starter.rank import Track
 
 
@@ -18,11 +18,29 @@ def index(small_catalog: Path) -> CatalogIndex:
     return CatalogIndex(small_catalog, TUNABLES)
 
 
+def _reference_rows(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> list[Ranked]:
+    """The per-candidate softmax the arrays replaced, as it was: `math.exp` each, `sum` in row order, a
+    sort by (-log weight, popularity place)."""
+    top = max(r[1] for r in rows)
+    exps = [math.exp(r[1] - top) for r in rows]
+    total = sum(exps)
+    order = sorted(range(len(rows)), key=lambda k: (-rows[k][1], index.popular_place[rows[k][0]]))
+    return [Ranked(rows[k][0], exps[k] / total, rows[k][1], rows[k][2], rows[k][3], rows[k][4]) for k in order]
+
+
 def _reference(index: CatalogIndex, tracks: dict[int, Track], excluded: set[int], doubtful: set[int]) -> list[Ranked]:
-    """The per-candidate computation the arrays replace: `_log_weights`, then `ranked_by_weight`."""
+    """The per-candidate posterior the arrays replaced: log weights one by one, then the softmax."""
     live = [(i, t) for i, t in tracks.items() if i not in excluded]
-    return ranked_by_weight(index, [(i, lw, t.exact, index.log_prior[i], t.loglik + t.category_ll + t.text_ll)
-                                    for i, t, lw in _log_weights(index, live, TUNABLES, doubtful)])
+    any_exact = any(t.exact for _, t in live)
+    rows = []
+    for i, t in live:
+        lw = index.log_prior[i] + t.category_ll + t.loglik + t.text_ll
+        if any_exact and not t.exact:
+            lw -= TUNABLES.inexact_penalty
+        if i in doubtful:
+            lw -= TUNABLES.doubtful_penalty
+        rows.append((i, lw, t.exact, index.log_prior[i], t.loglik + t.category_ll + t.text_ll))
+    return _reference_rows(index, rows)
 
 
 def _random_tracks(index: CatalogIndex, seed: int, exact_share: float) -> dict[int, Track]:
@@ -46,7 +64,9 @@ def test_posterior_is_the_per_candidate_computation_float_for_float(index: Catal
         assert list(got) == want
         assert all(type(r.idx) is int and type(r.prob) is float and type(r.exact) is bool for r in got)
         assert count_exact(got) == count_exact(want) == sum(r.exact for r in want)
-        assert most_probable(index, tracks, TUNABLES) == posterior(index, tracks, set(), TUNABLES)[0].idx
+        assert most_probable(index, tracks, TUNABLES) == _reference(index, tracks, set(), set())[0].idx
+        rows = [(r.idx, r.log_weight, r.exact, r.log_prior, r.loglik) for r in reversed(want)]
+        assert list(ranked_by_weight(index, rows)) == _reference_rows(index, rows)
 
 
 def test_the_ranked_list_reads_like_a_list_across_blocks(index: CatalogIndex,

@@ -99,11 +99,12 @@ class Agent:
         if cache is None:
             return False
         try:
-            opened = cache.open(cache.key(Path(catalog_path), TUNABLES))
+            key = cache.key(Path(catalog_path), TUNABLES)
+            opened = cache.open(key)
             if opened is not None and opened.verified():
                 opened.db.close()
                 return True
-            index = CatalogIndex(catalog_path, TUNABLES, cache)
+            index = CatalogIndex(catalog_path, TUNABLES, cache, key)
         except (CatalogError, OSError, UnicodeDecodeError):
             return False
         index.db.close()

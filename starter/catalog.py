@@ -21,7 +21,7 @@ from grounding.words import tokens
 from starter.catalog_rows import read_records
 from starter.config import Tunables
 from starter.fts_tables import FTS_COLUMNS, FTS_TOKENIZERS, FtsFiller, create_tables, unstorable
-from starter.index_cache import IndexCache, OpenedIndex
+from starter.index_cache import CacheKey, IndexCache, OpenedIndex
 from starter.postings import PostingScorer
 from starter.product_table import (ClueLists, Product, ProductColumns, collection_paused, columns_of, places,
                                    shelf_lists)
@@ -78,11 +78,14 @@ class CatalogIndex:
     code and tunables is there (`cache_state` says which); both give the same index.
     """
 
-    def __init__(self, catalog_path: str | Path, cfg: Tunables, cache: IndexCache | None = None) -> None:
+    def __init__(self, catalog_path: str | Path, cfg: Tunables, cache: IndexCache | None = None,
+                 key: CacheKey | None = None) -> None:
+        """`key`: the cache's key for this catalog when the caller has already computed it (it hashes the
+        whole file: seconds for a million rows)."""
         with collection_paused():
-            self._construct(Path(catalog_path), cfg, cache)
+            self._construct(Path(catalog_path), cfg, cache, key)
 
-    def _construct(self, path: Path, cfg: Tunables, cache: IndexCache | None) -> None:
+    def _construct(self, path: Path, cfg: Tunables, cache: IndexCache | None, key: CacheKey | None) -> None:
         if not path.is_file():
             raise CatalogError(f"catalog not found: {path} (set CATALOG_PATH or put catalog.jsonl in data/)")
         self.path = path
@@ -90,7 +93,7 @@ class CatalogIndex:
         self._weights: dict[frozenset[str], float] = {}
         self._product_tokens: dict[int, tuple[str, ...]] = {}
         self._df_memo: dict[tuple[str, str], int] = {}
-        key = cache.key(path, cfg) if cache is not None else None
+        key = (key or cache.key(path, cfg)) if cache is not None else None
         opened = cache.open(key) if cache is not None and key is not None else None
         counts = self._open_cached(opened) if opened is not None else None
         if counts is None:

@@ -403,9 +403,16 @@ def test_the_catalog_is_prepared_once_before_the_workers_start(catalog_file, cat
 
 
 def test_our_agent_prepares_its_index_once(small_catalog, tmp_path, monkeypatch):
+    from starter import index_cache
     from starter.agent import Agent
     monkeypatch.setenv("AGENT_INDEX_CACHE", str(tmp_path / "cache"))
+    hashed: list[str] = []
+    real = index_cache.file_sha256
+    monkeypatch.setattr(index_cache, "file_sha256", lambda path, *a: hashed.append(Path(path).name) or real(path, *a))
     assert Agent.prepare_catalog(str(small_catalog)) is True            # built and stored
+    assert hashed.count(small_catalog.name) == 1                        # the catalog is hashed once
+    monkeypatch.undo()
+    monkeypatch.setenv("AGENT_INDEX_CACHE", str(tmp_path / "cache"))
     assert Agent(str(small_catalog)).index.cache_state == "loaded"
     assert Agent.prepare_catalog(str(small_catalog)) is True            # already there: opened, not rebuilt
     monkeypatch.setenv("AGENT_INDEX_CACHE", "off")

@@ -18,9 +18,10 @@ import numpy as np
 
 from grounding.clues import clue_postings
 from grounding.words import tokens
-from starter.catalog_rows import read_records
+from starter.catalog_rows import can_fork, read_records
 from starter.config import Tunables
-from starter.fts_tables import FTS_COLUMNS, FTS_TOKENIZERS, FtsFiller, create_tables, unstorable
+from starter.fts_tables import (FTS_COLUMNS, FTS_TOKENIZERS, Filler, FtsFiller, ProcessFiller, create_tables,
+                                unstorable)
 from starter.index_cache import CacheKey, IndexCache, OpenedIndex
 from starter.postings import PostingScorer
 from starter.product_table import (ClueLists, Product, ProductColumns, collection_paused, columns_of, places,
@@ -42,6 +43,27 @@ class _Released(dict):
     def __missing__(self, key: str) -> tuple[str, ...]:
         raise LookupError("the card values' words were released once the agent's clue index was built "
                           "(CatalogIndex.release_clue_words); build a Gate on a fresh CatalogIndex")
+
+
+def _fast_writes(db: sqlite3.Connection) -> None:
+    """A build writes a fresh file that is published only once complete: no journal, no syncs."""
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+
+
+def _clue_words(products: list[Product]) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
+    """Each card value's words (sorted, once each), and per word the number of products whose card
+    values hold it (its document frequency, for rarity weighting)."""
+    clue_words: dict[str, tuple[str, ...]] = {}
+    df: dict[str, int] = {}
+    for p in products:
+        for v in dict.fromkeys(p.constraints):
+            words = clue_words.get(v)
+            if words is None:
+                words = clue_words[v] = tuple(sorted(set(tokens(v))))
+            for tok in words:
+                df[tok] = df.get(tok, 0) + 1
+    return clue_words, df
 
 
 def _phrase(word: str) -> str:
@@ -98,13 +120,7 @@ class CatalogIndex:
         counts = self._open_cached(opened) if opened is not None else None
         if counts is None:
             target = cache.writable_path(key) if cache is not None and key is not None else None
-            self.db = sqlite3.connect(str(target) if target else ":memory:", check_same_thread=False)
-            products, cols, clue_words, df, counts = self._build(path)
-            self._derive(products, cols, clue_words, df)
-            order = sorted(range(len(cols.values)), key=cols.values.__getitem__)
-            self._clue_list = [cols.values[k] for k in order]
-            self._clue_postings = clue_postings(self._clue_list, clue_words, self.idf_of)
-            _store_clue_postings(self.db, *self._clue_postings, order)
+            products, counts = self._build(path, target)
             self.cache_state = "memory"
             if target is not None and cache is not None and key is not None:
                 self.db.commit()
@@ -139,20 +155,24 @@ class CatalogIndex:
         self._clue_list = list(map(cols.values.__getitem__, order))
         return dict(opened.manifest.get("row_counts") or {})
 
-    def _build(self, path: Path) -> tuple[list[Product], ProductColumns, dict[str, tuple[str, ...]], dict[str, int],
-                                          dict[str, int]]:
-        """Read the catalog file into products (and their columns), clue words, word document
-        frequencies and row counts, and into the SQLite tables (BM25, products, frequencies)."""
+    def _build(self, path: Path, target: Path | None) -> tuple[list[Product], dict[str, int]]:
+        """Read the catalog file into products and row counts, derive the index from them, and write
+        the SQLite tables (BM25, products, frequencies, clue postings) into `target` (a file, or
+        memory when None) as `self.db`.  The FTS5 tables are filled beside the read (`fts_tables`)."""
         cfg = self.cfg
-        db = self.db
-        db.execute("PRAGMA journal_mode=OFF")
-        db.execute("PRAGMA synchronous=OFF")
-        create_tables(db)
+        by_process = target is not None and can_fork() and path.stat().st_size >= cfg.build_parallel_min_bytes
+        if by_process:
+            filler: Filler = ProcessFiller(target)     # forked before this process opens the file
+            self.db = db = sqlite3.connect(str(target), check_same_thread=False)
+        else:
+            self.db = db = sqlite3.connect(str(target) if target else ":memory:", check_same_thread=False)
+            _fast_writes(db)
+            create_tables(db)
+            filler = FtsFiller(db)                     # a second thread
         products: list[Product] = []
         seen: set[str] = set()
         counts = {"without a usable parent_asin": 0, "with a duplicate parent_asin": 0,
                   "loaded without a title": 0, "loaded without categories": 0, "loaded without a numeric price": 0}
-        filler = FtsFiller(db)      # fills the FTS5 tables in a second thread while rows are read
         records = read_records(path, cfg.max_field_chars, cfg.build_processes, cfg.build_parallel_min_bytes)
         try:
             for rec in records:
@@ -170,9 +190,21 @@ class CatalogIndex:
                             rec.average_rating, rec.constraints, rec.types, rec.audience)
                 products.append(p)
                 filler.add({"docs": (p.idx, *rec.docs), "full": (p.idx, *rec.full)})
+            records.close()
+            if not products:
+                raise CatalogError(f"{path}: no product with a parent_asin")
+            # What needs no database is worked out while the FTS5 tables are still being filled.
+            clue_words, df = _clue_words(products)
+            cols = columns_of(products)
+            self._derive(products, cols, clue_words, df)
+            order = sorted(range(len(cols.values)), key=cols.values.__getitem__)
+            self._clue_list = [cols.values[k] for k in order]
+            self._clue_postings = clue_postings(self._clue_list, clue_words, self.idf_of)
             filler.close()
         except ValueError as exc:
             filler.abort()
+            if isinstance(exc, CatalogError):
+                raise
             if isinstance(exc, UnicodeEncodeError):
                 raise CatalogError(unstorable(path)) from None
             raise CatalogError(f"malformed catalog: {exc}") from None
@@ -181,18 +213,8 @@ class CatalogIndex:
             raise
         finally:
             records.close()
-        if not products:
-            raise CatalogError(f"{path}: no product with a parent_asin")
-        clue_words: dict[str, tuple[str, ...]] = {}
-        df: dict[str, int] = {}       # products whose card values hold the word, for rarity weighting
-        for p in products:
-            for v in dict.fromkeys(p.constraints):
-                words = clue_words.get(v)
-                if words is None:
-                    words = clue_words[v] = tuple(sorted(set(tokens(v))))
-                for tok in words:
-                    df[tok] = df.get(tok, 0) + 1
-        cols = columns_of(products)
+        if by_process:
+            _fast_writes(db)          # (the file was the filling process's until now)
         try:
             store_products(db, products, cols)
         except UnicodeEncodeError:
@@ -201,7 +223,8 @@ class CatalogIndex:
             raise CatalogError(str(exc)) from None
         db.execute("CREATE TABLE word_df (word TEXT PRIMARY KEY, df INTEGER)")
         db.executemany("INSERT INTO word_df VALUES (?, ?)", df.items())
-        return products, cols, clue_words, df, counts
+        _store_clue_postings(db, *self._clue_postings, order)
+        return products, counts
 
     def _derive(self, products: list[Product], cols: ProductColumns, clue_words: dict[str, tuple[str, ...]],
                 df: dict[str, int]) -> None:

@@ -1,16 +1,25 @@
-"""The FTS5 tables filled in batches by a second thread (starter/fts_tables.py) hold exactly what
-row-by-row inserts would, and a bad row still fails the build with a clear message."""
+"""The FTS5 tables filled in batches, by a second thread or by a forked process (starter/fts_tables.py),
+hold exactly what row-by-row inserts would, and a bad row still fails the build with a clear message."""
 from __future__ import annotations
 
+import dataclasses
 import json
+import multiprocessing
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from starter import catalog as CATALOG
 from starter.catalog import CatalogError, CatalogIndex
+from starter.catalog_rows import can_fork
 from starter.config import TUNABLES
-from starter.fts_tables import FTS_COLUMNS, FtsFiller, create_tables
+from starter.fts_tables import FTS_COLUMNS, FtsFiller, ProcessFiller, create_tables
+from starter.index_cache import IndexCache
+
+needs_fork = pytest.mark.skipif(not can_fork(), reason="needs the fork start method and a single thread")
+# Builds into the cache by a forked filling process, whatever the catalog's size.
+BY_PROCESS = dataclasses.replace(TUNABLES, build_parallel_min_bytes=0)
 
 TEXTS = ["Women's Leather Ankle Boots", "Café crème \"quoted\" 3.5 mm", "", "naïve – dash; semi,colon",
          "😀 emoji and 日本語 text", "back\\slash and\ttab\nnewline", "OR AND NOT NEAR( ) * ^ :", "19.99 $ 100%"]
@@ -48,6 +57,10 @@ def test_batches_from_a_thread_index_exactly_what_row_inserts_do(batch_rows: int
     for r in rows:
         filler.add(r)
     filler.close()
+    _same_as_row_inserts(db, rows)
+
+
+def _same_as_row_inserts(db: sqlite3.Connection, rows: list[dict[str, tuple]]) -> None:
     reference = _by_rows(rows)
     for table in FTS_COLUMNS:
         got = _instances(db, table)
@@ -57,8 +70,55 @@ def test_batches_from_a_thread_index_exactly_what_row_inserts_do(batch_rows: int
         assert db.execute(query).fetchall() == reference.execute(query).fetchall()
 
 
+@needs_fork
+@pytest.mark.parametrize("batch_rows, pending", [(5000, 2), (3, 1), (1, 2)])
+def test_batches_from_a_process_index_exactly_what_row_inserts_do(tmp_path: Path, batch_rows: int,
+                                                                  pending: int) -> None:
+    rows = _rows(40)
+    path = tmp_path / "index.sqlite"
+    filler = ProcessFiller(path, batch_rows=batch_rows, pending=pending)
+    for r in rows:
+        filler.add(r)
+    filler.close()
+    assert not multiprocessing.active_children()
+    _same_as_row_inserts(sqlite3.connect(path), rows)
+
+
+@needs_fork
+def test_a_filling_process_that_dies_fails_the_build(tmp_path: Path) -> None:
+    filler = ProcessFiller(tmp_path / "index.sqlite")
+    filler.add(_rows(1)[0])
+    filler._process.kill()
+    with pytest.raises(RuntimeError, match="filling process died"):
+        filler.close()
+
+
+@needs_fork
+def test_a_build_into_the_cache_fills_by_process_and_gives_the_same_tables(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "catalog.jsonl"
+    rows = [{"parent_asin": f"P{i}", "title": f"{TEXTS[i % len(TEXTS)]} boot {i}", "categories": ["Shoes", "Boots"],
+             "features": [TEXTS[(i + 1) % len(TEXTS)]], "description": [f"leather w{i % 5}"], "store": "Acme"}
+            for i in range(30)]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    in_memory = CatalogIndex(path, BY_PROCESS)                 # no file: the thread fills
+
+    def no_thread(*args, **kwargs):
+        raise AssertionError("a build into a file filled by a thread")
+    monkeypatch.setattr(CATALOG, "FtsFiller", no_thread)
+    cached = CatalogIndex(path, BY_PROCESS, IndexCache(tmp_path / "cache"))
+    assert cached.cache_state == "built" and cached.products == in_memory.products
+    for table in FTS_COLUMNS:
+        assert _instances(cached.db, table) == _instances(in_memory.db, table)
+    words = ["leather", "boot", "crème", "acme"]
+    assert cached.bm25(words, 50) == in_memory.bm25(words, 50)
+    assert cached.fulltext(words, 50) == in_memory.fulltext(words, 50)
+
+
 @pytest.mark.parametrize("field", ["description", "title", "parent_asin"])
-def test_a_row_that_cannot_be_stored_fails_the_build_naming_its_line(tmp_path: Path, field: str) -> None:
+@pytest.mark.parametrize("into_cache", [False, pytest.param(True, marks=needs_fork)])
+def test_a_row_that_cannot_be_stored_fails_the_build_naming_its_line(tmp_path: Path, field: str,
+                                                                     into_cache: bool) -> None:
     # A JSON escape of a lone surrogate parses to a str that SQLite cannot take as UTF-8; a valid
     # pair (an emoji) and a lone surrogate in a field the build does not store are fine.
     good = {"parent_asin": "A1", "title": "Leather boots \ud83d\ude00", "categories": ["Shoes"], "price": 10.0,
@@ -67,17 +127,22 @@ def test_a_row_that_cannot_be_stored_fails_the_build_naming_its_line(tmp_path: P
     bad[field] = bad[field] + " \ud800 y" if field in bad else "x \ud800 y"
     path = tmp_path / "catalog.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in (good, bad)) + "\n", encoding="utf-8")   # \\udXXX escapes
+    cfg, cache = (BY_PROCESS, IndexCache(tmp_path / "cache")) if into_cache else (TUNABLES, None)
     with pytest.raises(CatalogError, match=r"catalog.jsonl:2: a \\u escape of a lone UTF-16 surrogate"):
-        CatalogIndex(path, TUNABLES)
+        CatalogIndex(path, cfg, cache)
+    assert not multiprocessing.active_children()
     path.write_text(json.dumps(good) + "\n", encoding="utf-8")
-    assert len(CatalogIndex(path, TUNABLES).products) == 1
+    assert len(CatalogIndex(path, cfg, cache).products) == 1
 
 
-def test_a_failed_read_stops_the_filler_thread(tmp_path: Path) -> None:
+@pytest.mark.parametrize("into_cache", [False, pytest.param(True, marks=needs_fork)])
+def test_a_failed_read_stops_the_filler(tmp_path: Path, into_cache: bool) -> None:
     path = tmp_path / "catalog.jsonl"
     rows = [{"parent_asin": f"P{i}", "title": f"Boot {i}", "categories": ["Shoes"]} for i in range(12)]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n{not json\n", encoding="utf-8")
+    cfg, cache = (BY_PROCESS, IndexCache(tmp_path / "cache")) if into_cache else (TUNABLES, None)
     with pytest.raises(CatalogError, match=r"catalog.jsonl:13"):
-        CatalogIndex(path, TUNABLES)
+        CatalogIndex(path, cfg, cache)
+    assert not multiprocessing.active_children()
     import threading
     assert not [t for t in threading.enumerate() if t.name.startswith("fts-fill")]

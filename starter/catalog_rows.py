@@ -2,8 +2,8 @@
 
 A cold build spends most of its time in pure Python, row by row (JSON, the card replay of
 `contest.card`, audiences), which a second thread cannot share (the GIL).  So a large file is
-parsed by forked worker processes, a chunk of lines each, and the records are consumed here in
-file order: the same records in the same order as a serial read, so the same index.  A process
+parsed by forked worker processes, a span of whole lines each (read by the worker from the file:
+this process only finds where the spans start), and the records are consumed here in file order: the same records in the same order as a serial read, so the same index.  A process
 is forked only from a process with no other thread (a fork copies one thread; a lock another
 thread held would stay locked in the child) that is no daemon, where "fork" exists; otherwise,
 and for small files, the rows are read here, one by one.
@@ -22,7 +22,7 @@ from contest.card import CARD_SIZE, card_title, card_values, classify, coarse_ca
 from contest.jsonl import field_text, iter_jsonl, parse_line
 from grounding.audience import product_audiences
 
-CHUNK_LINES = 2000          # lines a worker parses per task
+SPAN_BYTES = 3_000_000      # about the bytes of whole lines a worker parses per task (2,000 proxy rows)
 _TYPES: dict[str, str] = {}  # a worker's classify() memo (card values repeat)
 
 
@@ -122,8 +122,8 @@ def read_records(path: Path, max_chars: int, processes: int, min_bytes: int) -> 
     pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork"))
     waiting: deque = deque()
     try:
-        for start, lines in _chunks(path):
-            waiting.append(pool.submit(_parse_chunk, str(path), start, lines, max_chars))
+        for start, offset, size in _spans(path):
+            waiting.append(pool.submit(_parse_span, str(path), start, offset, size, max_chars))
             if len(waiting) >= 2 * processes:
                 yield from waiting.popleft().result()
         while waiting:
@@ -139,24 +139,35 @@ def can_fork() -> bool:
             and not multiprocessing.current_process().daemon)
 
 
-def _chunks(path: Path) -> Iterator[tuple[int, list[bytes]]]:
-    """(number of the first line, lines) of `CHUNK_LINES` lines at a time."""
+def _spans(path: Path) -> Iterator[tuple[int, int, int]]:
+    """(number of the first line, byte offset, byte size) of runs of whole lines, about `SPAN_BYTES`
+    each (a longer line makes its span longer)."""
     with open(path, "rb") as fh:
-        lines: list[bytes] = []
-        start = 1
-        for lineno, raw in enumerate(fh, 1):
-            if not lines:
-                start = lineno
-            lines.append(raw)
-            if len(lines) >= CHUNK_LINES:
-                yield start, lines
-                lines = []
-        if lines:
-            yield start, lines
+        line, offset = 1, 0
+        carry = b""
+        while block := fh.read(SPAN_BYTES):
+            data = carry + block if carry else block
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                carry = data
+                continue
+            yield line, offset, cut
+            line += data.count(b"\n", 0, cut)
+            offset += cut
+            carry = data[cut:]
+        if carry:
+            yield line, offset, len(carry)
 
 
-def _parse_chunk(path: str, start: int, lines: list[bytes], max_chars: int) -> list[Record]:
-    """A worker's task: the records of consecutive lines (blank lines give none)."""
+def _parse_span(path: str, start: int, offset: int, size: int, max_chars: int) -> list[Record]:
+    """A worker's task: the records of the lines in `size` bytes at `offset`, the first being line
+    `start` (blank lines give none)."""
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read(size)
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()                  # what follows the last newline is no line
     out: list[Record] = []
     for k, raw in enumerate(lines):
         row = parse_line(raw, path, start + k)

@@ -32,15 +32,38 @@ def _catalog(tmp_path: Path, extra: str = "") -> Path:
 
 
 def _parallel(monkeypatch: pytest.MonkeyPatch, path: Path) -> list[ROWS.Record]:
-    monkeypatch.setattr(ROWS, "CHUNK_LINES", 7)
+    monkeypatch.setattr(ROWS, "SPAN_BYTES", 1500)
     return list(ROWS.read_records(path, TUNABLES.max_field_chars, 2, 0))
 
 
 def test_workers_give_the_serial_records_in_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _catalog(tmp_path)
     serial = list(ROWS.read_records(path, TUNABLES.max_field_chars, 1, 0))
-    assert len(serial) > 3 * 7 and any(r.pid is None for r in serial)     # several chunks of 7 lines
+    assert len(serial) > 3 * 7 and any(r.pid is None for r in serial)
+    monkeypatch.setattr(ROWS, "SPAN_BYTES", 1500)
+    assert len(list(ROWS._spans(path))) > 3
     assert _parallel(monkeypatch, path) == serial
+
+
+@pytest.mark.parametrize("span_bytes", [1, 5, 64, 10_000])
+@pytest.mark.parametrize("text", [b"a\nbb\n\nccc\n", b"a\r\nbb\r\n\r\nlong line " * 7 + b"tail", b"", b"\n\n", b"x"])
+def test_spans_cover_the_file_in_whole_lines_with_their_numbers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 span_bytes: int, text: bytes) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(text)
+    monkeypatch.setattr(ROWS, "SPAN_BYTES", span_bytes)
+    lines: list[tuple[int, bytes]] = []
+    end = 0
+    for start, offset, size in ROWS._spans(path):
+        assert offset == end and size > 0
+        end = offset + size
+        chunk = text[offset:end]
+        assert chunk.endswith(b"\n") or end == len(text)
+        parts = chunk.split(b"\n")
+        lines += [(start + k, part) for k, part in enumerate(parts[:-1] if chunk.endswith(b"\n") else parts)]
+    assert end == len(text)
+    with open(path, "rb") as fh:       # what reading the file line by line numbers and holds
+        assert lines == [(n, raw.rstrip(b"\n")) for n, raw in enumerate(fh, 1)]
 
 
 def test_a_malformed_line_names_its_line_from_a_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,7 +78,7 @@ def test_a_malformed_line_names_its_line_from_a_worker(tmp_path: Path, monkeypat
 
 def test_the_index_is_the_same_built_by_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _catalog(tmp_path)
-    monkeypatch.setattr(ROWS, "CHUNK_LINES", 7)
+    monkeypatch.setattr(ROWS, "SPAN_BYTES", 1500)
     serial = CatalogIndex(path, dataclasses.replace(TUNABLES, build_processes=1))
     parallel = CatalogIndex(path, dataclasses.replace(TUNABLES, build_processes=2, build_parallel_min_bytes=0))
     assert parallel.products == serial.products and parallel.clues == serial.clues

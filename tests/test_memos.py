@@ -135,3 +135,16 @@ def test_tracks_leave_the_garbage_collectors_tracking(small_catalog: Path) -> No
     gc.collect()     # a tuple is untracked once its items are: the inner tuples go first, then the track
     assert tracks and all(type(t) is tuple and type(t[RANK.DISCLOSED]) is tuple for t in tracks.values())
     assert not any(gc.is_tracked(t) for t in tracks.values())
+
+
+def test_the_answer_plan_memo_can_hold_every_key_a_card_can_make() -> None:
+    # A plan's key is (the card's value types, which values are disclosed, or () before any is): a card
+    # holds at most CARD_SIZE values of classify()'s kinds, so the keys are few and the memo, which
+    # stops adding when full, never is.
+    from contest import card as CARD
+    from starter import shopper_model as SM
+    kinds = {"budget", "feature"} | {attribute for attribute, _ in CARD._CLASSIFY_RULES}
+    assert {CARD.classify(v) for v in ("budget around $5", "cotton", "black", "size 9", "fit slim", "hiking",
+                                       "anything")} == kinds
+    keys = sum(len(kinds) ** n * (2 ** n + 1) for n in range(1, CARD.CARD_SIZE + 1))
+    assert keys <= SM.PLAN_CACHE_ENTRIES

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import queue
+import signal
 import sqlite3
 import threading
 from collections import deque
@@ -69,7 +70,32 @@ def _insert_sql(table: str) -> str:
     return f"INSERT INTO {table}(rowid, {', '.join(columns)}) SELECT {picks} FROM json_each(?)"
 
 
-class FtsFiller:
+class _Batches:
+    """Both tables' rows gathered in batches of `batch_rows`, handed on by `_flush` in the order added."""
+
+    def __init__(self, batch_rows: int) -> None:
+        self.batch_rows = batch_rows
+        self._rows: dict[str, list[tuple]] = {table: [] for table in FTS_COLUMNS}
+
+    def add(self, rows: dict[str, tuple]) -> None:
+        """One product's row for each table: (rowid, column texts...) in `FTS_COLUMNS` order."""
+        for table, row in rows.items():
+            self._rows[table].append(row)
+        if len(self._rows["docs"]) >= self.batch_rows:
+            self._flush()
+
+    def _take(self) -> dict[str, list[tuple]] | None:
+        """The rows gathered since the last batch (None when there are none)."""
+        if not self._rows["docs"]:
+            return None
+        batch, self._rows = self._rows, {table: [] for table in FTS_COLUMNS}
+        return batch
+
+    def _flush(self) -> None:
+        raise NotImplementedError
+
+
+class FtsFiller(_Batches):
     """Rows for both tables, written by one background thread in batches, in the order added.
 
     The connection belongs to the filler from the first `add` until `close` (or `abort`)
@@ -77,25 +103,17 @@ class FtsFiller:
     stays bounded whatever the catalog's size."""
 
     def __init__(self, db: sqlite3.Connection, batch_rows: int = 5000, pending: int = 2) -> None:
+        super().__init__(batch_rows)
         self.db = db
-        self.batch_rows = batch_rows
         self.pending = pending
-        self._rows: dict[str, list[tuple]] = {table: [] for table in FTS_COLUMNS}
         self._sql = {table: _insert_sql(table) for table in FTS_COLUMNS}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fts-fill")
         self._waiting: deque[Future] = deque()
 
-    def add(self, rows: dict[str, tuple]) -> None:
-        """One product's row for each table: (rowid, column texts...) in `FTS_COLUMNS` order."""
-        for table, row in rows.items():
-            self._rows[table].append(row)
-        if len(self._rows["docs"]) >= self.batch_rows:
-            self._submit()
-
     def close(self) -> None:
         """Write what is left and wait for every batch; a batch's error is raised here."""
         try:
-            self._submit()
+            self._flush()
             while self._waiting:
                 self._waiting.popleft().result()
         finally:
@@ -108,13 +126,13 @@ class FtsFiller:
         self._pool.shutdown(wait=True)
         self._waiting.clear()
 
-    def _submit(self) -> None:
-        if not self._rows["docs"]:
+    def _flush(self) -> None:
+        batch = self._take()
+        if batch is None:
             return
         while len(self._waiting) >= self.pending:
             self._waiting.popleft().result()
-        payloads = {table: json.dumps(rows, ensure_ascii=False) for table, rows in self._rows.items()}
-        self._rows = {table: [] for table in FTS_COLUMNS}
+        payloads = {table: json.dumps(rows, ensure_ascii=False) for table, rows in batch.items()}
         self._waiting.append(self._pool.submit(self._write, payloads))
 
     def _write(self, payloads: dict[str, str]) -> None:
@@ -122,7 +140,7 @@ class FtsFiller:
             self.db.execute(self._sql[table], (payload,))
 
 
-class ProcessFiller:
+class ProcessFiller(_Batches):
     """Rows for both tables, sent in batches to a forked process that inserts them into the database
     file at `db_path` over its own connection, in the order added.
 
@@ -133,8 +151,7 @@ class ProcessFiller:
     so memory stays bounded."""
 
     def __init__(self, db_path: Path, batch_rows: int = 5000, pending: int = 2) -> None:
-        self.batch_rows = batch_rows
-        self._rows: dict[str, list[tuple]] = {table: [] for table in FTS_COLUMNS}
+        super().__init__(batch_rows)
         context = multiprocessing.get_context("fork")
         self._pipe, theirs = context.Pipe()
         self._process = context.Process(target=_fill_file, args=(str(db_path), theirs, pending),
@@ -142,21 +159,15 @@ class ProcessFiller:
         self._process.start()
         theirs.close()
 
-    def add(self, rows: dict[str, tuple]) -> None:
-        """One product's row for each table: (rowid, column texts...) in `FTS_COLUMNS` order."""
-        for table, row in rows.items():
-            self._rows[table].append(row)
-        if len(self._rows["docs"]) >= self.batch_rows:
-            self._send()
-
     def close(self) -> None:
         """Send what is left, wait until every row is committed; the filling process's error is raised here."""
         try:
-            self._send()
-            self._pipe.send(None)
-            error = self._pipe.recv()
-        except (EOFError, OSError):
-            error = RuntimeError(f"the FTS5 filling process died (exit code {self._process.exitcode})")
+            self._flush()
+            self._put(None)
+            try:
+                error = self._pipe.recv()
+            except (EOFError, OSError):
+                error = self._died()
         finally:
             self._process.join()
             self._pipe.close()
@@ -169,16 +180,27 @@ class ProcessFiller:
         self._process.join()
         self._pipe.close()
 
-    def _send(self) -> None:
-        if self._rows["docs"]:
-            self._pipe.send(self._rows)
-            self._rows = {table: [] for table in FTS_COLUMNS}
+    def _flush(self) -> None:
+        batch = self._take()
+        if batch is not None:
+            self._put(batch)
+
+    def _put(self, batch: dict[str, list[tuple]] | None) -> None:
+        try:
+            self._pipe.send(batch)
+        except OSError:                      # a broken pipe: the filling process is gone
+            raise self._died() from None
+
+    def _died(self) -> RuntimeError:
+        self._process.join(timeout=5)
+        return RuntimeError(f"the FTS5 filling process died (exit code {self._process.exitcode})")
 
 
 def _fill_file(db_path: str, pipe: Connection, pending: int) -> None:
     """The filling process: a thread receives the batches (so the pipe keeps flowing while rows are
     tokenised), this thread inserts them and commits after the last; then it reports None or the
     first error (and drains the rest, so the sender never blocks)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # an interrupt is the building process's to handle
     inbox: queue.Queue = queue.Queue(maxsize=pending)
 
     def receive() -> None:

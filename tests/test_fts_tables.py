@@ -85,12 +85,17 @@ def test_batches_from_a_process_index_exactly_what_row_inserts_do(tmp_path: Path
 
 
 @needs_fork
-def test_a_filling_process_that_dies_fails_the_build(tmp_path: Path) -> None:
-    filler = ProcessFiller(tmp_path / "index.sqlite")
-    filler.add(_rows(1)[0])
+@pytest.mark.parametrize("batch_rows", [1, 5000])
+def test_a_filling_process_that_dies_fails_the_build(tmp_path: Path, batch_rows: int) -> None:
+    filler = ProcessFiller(tmp_path / "index.sqlite", batch_rows=batch_rows)
     filler._process.kill()
-    with pytest.raises(RuntimeError, match="filling process died"):
+    filler._process.join()
+    with pytest.raises(RuntimeError, match=r"filling process died \(exit code -9\)"):
+        for r in _rows(3):
+            filler.add(r)          # with one row a batch, sending finds the process gone
         filler.close()
+    filler.abort()
+    assert not multiprocessing.active_children()
 
 
 @needs_fork

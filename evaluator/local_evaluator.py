@@ -141,9 +141,12 @@ def _worker_run(job: tuple[int, dict]) -> dict:
 
 
 def _progress(total: int, enabled: bool, initial: int = 0):
-    """A progress bar on stderr, only when stderr is a terminal."""
+    """A progress bar on stderr, only when stderr is a terminal.  Without tqdm's monitor thread: it
+    outlives the bar, and an index built later in a process with another thread is built without
+    its helper processes (a fork copies one thread only)."""
     try:
         from tqdm import tqdm
+        tqdm.monitor_interval = 0
         return tqdm(total=total, initial=initial, disable=not (enabled and sys.stderr.isatty()), unit="session",
                     file=sys.stderr, dynamic_ncols=True)
     except ImportError:  # pragma: no cover - tqdm is a dependency

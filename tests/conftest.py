@@ -5,6 +5,11 @@ import json
 from pathlib import Path
 
 import pytest
+import tqdm
+
+# No tqdm monitor thread in the test process: a cold build forks its helper processes only from a
+# process with no other thread, and the tests that build into a cache check that it does.
+tqdm.tqdm.monitor_interval = 0
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "techjam"
 PROXY_CATALOG = SHARED / "catalog_proxy.jsonl"

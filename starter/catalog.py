@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import math
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from starter.catalog_rows import can_fork, read_records
 from starter.config import Tunables
 from starter.fts_tables import (FTS_COLUMNS, FTS_TOKENIZERS, Filler, FtsFiller, ProcessFiller, create_tables,
                                 unstorable)
-from starter.index_cache import CacheKey, IndexCache, OpenedIndex
+from starter.index_cache import CacheKey, IndexCache, OpenedIndex, file_sha256
 from starter.postings import PostingScorer
 from starter.product_table import (ClueLists, Product, ProductColumns, collection_paused, columns_of, places,
                                    shelf_lists)
@@ -115,9 +116,17 @@ class CatalogIndex:
         self._weights: dict[frozenset[str], float] = {}
         self._product_tokens: dict[int, tuple[str, ...]] = {}
         self._df_memo: dict[tuple[str, str], int] = {}
-        key = (key or cache.key(path, cfg)) if cache is not None else None
-        opened = cache.open(key) if cache is not None and key is not None else None
-        counts = self._open_cached(opened) if opened is not None else None
+        counts = None
+        if cache is not None:
+            guessed = cache.guess(path, cfg) if key is None else None
+            if guessed is not None:
+                key, counts = self._open_guessed(path, cfg, cache, guessed)
+            else:
+                key = key or cache.key(path, cfg)
+                opened = cache.open(key)
+                counts = self._open_cached(opened) if opened is not None else None
+                if counts is not None:
+                    cache.restamp(key, path)
         if counts is None:
             target = cache.writable_path(key) if cache is not None and key is not None else None
             products, counts = self._build(path, target)
@@ -133,6 +142,24 @@ class CatalogIndex:
                 if n and what.startswith("loaded") and what != "loaded without a numeric price"]
         if odd:
             log.warning("catalog %s: %s", path, "; ".join(odd))
+
+    def _open_guessed(self, path: Path, cfg: Tunables, cache: IndexCache,
+                      guessed: CacheKey) -> tuple[CacheKey, dict[str, int] | None]:
+        """Load the index `IndexCache.guess` found while the catalog is hashed in a second thread: the
+        catalog's key, and the row counts when what was loaded is that key's index (None: build)."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="catalog-hash") as pool:
+            digest = pool.submit(file_sha256, path)
+            opened = cache.open(guessed)
+            counts = self._open_cached(opened) if opened is not None else None
+            key = cache.key(path, cfg, digest.result())
+        if key == guessed:
+            return key, counts
+        if counts is not None:
+            log.warning("catalog %s changed though its size and modification time did not; its index is not used",
+                        path)
+            self.db.close()
+        opened = cache.open(key)       # another stored index may be of this content
+        return key, (self._open_cached(opened) if opened is not None else None)
 
     def _open_cached(self, opened: OpenedIndex) -> dict[str, int] | None:
         """Load the index from a cached file while its checksum is verified; its row counts, or None

@@ -11,6 +11,13 @@ one whose SHA-256 does not match (corrupt) is read while the checksum is
 computed, and what was read is dropped: either way the index is rebuilt and
 the entry replaced.  No pickle: SQLite tables and JSON only.
 
+Hashing the catalog is the one step of a warm start that needs the whole file
+(1.7 s of a million rows), so it need not come first: a manifest records the
+catalog file's size, modification time and inode, and when they still match
+(`IndexCache.guess`) the index is loaded while the catalog is hashed beside it;
+the load is kept only if the hash then agrees (a catalog rewritten with its old
+size and time is caught there, and rebuilt).
+
 Location: `AGENT_INDEX_CACHE` (a directory; `off` disables the cache), else
 `$XDG_CACHE_HOME/techjam-shopper/index`, else `~/.cache/techjam-shopper/index`.
 """
@@ -67,6 +74,12 @@ def file_sha256(path: Path, chunk: int = HASH_CHUNK_BYTES) -> str:
         while n := f.readinto(view):
             h.update(view[:n])
     return h.hexdigest()
+
+
+def file_stat(path: Path) -> list[int]:
+    """What changes when a file is rewritten, short of its content: size, modification time, inode."""
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
 def code_fingerprint() -> str:
@@ -149,9 +162,35 @@ class IndexCache:
         d = default_cache_dir()
         return cls(d) if d is not None else None
 
-    def key(self, catalog: Path, cfg: object) -> CacheKey:
-        return CacheKey(catalog_sha256=file_sha256(catalog), catalog_bytes=catalog.stat().st_size,
+    def key(self, catalog: Path, cfg: object, catalog_sha256: str | None = None) -> CacheKey:
+        """The key of `catalog`'s index (`catalog_sha256`: its hash when already computed)."""
+        return CacheKey(catalog_sha256=catalog_sha256 or file_sha256(catalog), catalog_bytes=catalog.stat().st_size,
                         code=code_fingerprint(), tunables=tuple((n, getattr(cfg, n)) for n in INDEX_TUNABLES))
+
+    def guess(self, catalog: Path, cfg: object) -> CacheKey | None:
+        """The key of a stored index built from this catalog path whose recorded size, modification
+        time and inode the file still has, for this code and these tunables: probably the key, to be
+        confirmed by the catalog's hash (None when there is no such index)."""
+        try:
+            target, stat = str(catalog.resolve()), file_stat(catalog)
+            manifests = sorted(self.directory.glob("index-*.json"))
+        except OSError:
+            return None
+        code, tunables = code_fingerprint(), [list((n, getattr(cfg, n))) for n in INDEX_TUNABLES]
+        for path in manifests:
+            try:
+                manifest = json.loads(path.read_text(encoding="utf-8"))
+                k = manifest["key"]
+                if manifest.get("catalog") != target or manifest.get("catalog_stat") != stat or \
+                        k["code"] != code or k["tunables"] != tunables or k["format"] != INDEX_FORMAT:
+                    continue
+                key = CacheKey(k["catalog_sha256"], k["catalog_bytes"], code,
+                               tuple((n, v) for n, v in k["tunables"]), k["format"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if key.as_dict() == k:
+                return key
+        return None
 
     def paths(self, key: CacheKey) -> tuple[Path, Path]:
         stem = self.directory / f"index-{key.digest[:32]}"
@@ -201,18 +240,36 @@ class IndexCache:
         remove entries built from older versions of the same catalog path; the final path."""
         db_path, manifest_path = self.paths(key)
         try:
-            manifest = {"key": key.as_dict(), "catalog": str(catalog.resolve()), "db_bytes": tmp.stat().st_size,
-                        "db_sha256": file_sha256(tmp), **extra}
+            manifest = {"key": key.as_dict(), "catalog": str(catalog.resolve()), "catalog_stat": file_stat(catalog),
+                        "db_bytes": tmp.stat().st_size, "db_sha256": file_sha256(tmp), **extra}
             os.replace(tmp, db_path)
-            part = manifest_path.with_name(f"{manifest_path.name}.{os.getpid()}.tmp")
-            part.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
-            os.replace(part, manifest_path)
+            self._write_manifest(manifest_path, manifest)
         except OSError as exc:
             log.warning("index cache %s: could not store the index (%s)", self.directory, exc)
             tmp.unlink(missing_ok=True)
             return None
         self._prune(catalog, keep=manifest_path)
         return db_path
+
+    def restamp(self, key: CacheKey, catalog: Path) -> None:
+        """Record the catalog file's current size, time and inode in the manifest of `key`'s index,
+        which its hash has just matched (a copied or touched catalog), so the next start can `guess`."""
+        _, manifest_path = self.paths(key)
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            if manifest.get("catalog") != str(catalog.resolve()) or manifest.get("catalog_stat") == file_stat(catalog):
+                return
+            manifest["catalog_stat"] = file_stat(catalog)
+            self._write_manifest(manifest_path, manifest)
+        except (OSError, ValueError, AttributeError) as exc:
+            log.debug("index cache %s: manifest not restamped (%s)", manifest_path, exc)
+
+    @staticmethod
+    def _write_manifest(path: Path, manifest: dict) -> None:
+        """Write a manifest whole or not at all (a reader never sees a half)."""
+        part = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        part.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(part, path)
 
     def _prune(self, catalog: Path, keep: Path) -> None:
         """Drop stale entries: other builds of this catalog path (the catalog changed, or the code

@@ -1,8 +1,10 @@
 """The on-disk index cache: a hit gives the same index as a build; anything odd is rebuilt."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -59,6 +61,66 @@ def test_catalog_edited_in_place_is_rebuilt_and_old_entry_dropped(small_catalog:
     assert again.products[0].title == "Plain cotton tee crimson"
     after = _files(tmp_path / "c")
     assert len(after) == 2 and set(after).isdisjoint(before)   # the stale pair is gone
+
+
+def _hashes_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """(file name, thread name) of every SHA-256 the index code computes from now on."""
+    import threading
+    from starter import catalog as CATALOG
+    from starter import index_cache as CACHE
+    seen: list[tuple[str, str]] = []
+    real = CACHE.file_sha256
+
+    def spy(path: Path, *args) -> str:
+        seen.append((Path(path).name, threading.current_thread().name))
+        return real(path, *args)
+    monkeypatch.setattr(CACHE, "file_sha256", spy)
+    monkeypatch.setattr(CATALOG, "file_sha256", spy)
+    return seen
+
+
+def test_an_unchanged_catalog_is_hashed_beside_the_load(small_catalog: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = IndexCache(tmp_path / "c")
+    built = CatalogIndex(small_catalog, TUNABLES, cache)
+    assert cache.guess(small_catalog, TUNABLES) == cache.key(small_catalog, TUNABLES)
+    seen = _hashes_seen(monkeypatch)
+    loaded = CatalogIndex(small_catalog, TUNABLES, cache)
+    assert loaded.cache_state == "loaded" and _snapshot(loaded) == _snapshot(built)
+    catalog_hashes = [thread for name, thread in seen if name == small_catalog.name]
+    assert len(catalog_hashes) == 1 and catalog_hashes[0].startswith("catalog-hash")
+
+
+def test_a_catalog_rewritten_with_its_old_size_and_time_is_caught_by_its_hash(
+        small_catalog: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    cache = IndexCache(tmp_path / "c")
+    CatalogIndex(small_catalog, TUNABLES, cache)
+    st = small_catalog.stat()
+    text = small_catalog.read_text(encoding="utf-8")
+    edited = text.replace("Plain cotton tee", "Plain cotton tea", 1)
+    assert edited != text and len(edited.encode()) == len(text.encode())
+    with open(small_catalog, "r+", encoding="utf-8") as fh:        # in place: the same inode
+        fh.write(edited)
+    os.utime(small_catalog, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert cache.guess(small_catalog, TUNABLES) is not None          # size, time and inode say unchanged
+    with caplog.at_level(logging.WARNING):
+        again = CatalogIndex(small_catalog, TUNABLES, cache)
+    assert again.cache_state == "built" and again.products[0].title.startswith("Plain cotton tea")
+    assert "changed though its size and modification time did not" in caplog.text
+    assert CatalogIndex(small_catalog, TUNABLES, cache).cache_state == "loaded"
+
+
+def test_no_guess_without_a_matching_manifest(small_catalog: Path, tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path / "c")
+    assert cache.guess(small_catalog, TUNABLES) is None                # nothing stored yet
+    CatalogIndex(small_catalog, TUNABLES, cache)
+    other = dataclasses.replace(TUNABLES, max_field_chars=TUNABLES.max_field_chars - 1)
+    assert cache.guess(small_catalog, other) is None                   # other index tunables
+    st = small_catalog.stat()
+    os.utime(small_catalog, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))   # touched: a newer time
+    assert cache.guess(small_catalog, TUNABLES) is None
+    assert CatalogIndex(small_catalog, TUNABLES, cache).cache_state == "loaded"   # found by its hash,
+    assert cache.guess(small_catalog, TUNABLES) == cache.key(small_catalog, TUNABLES)   # and restamped
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "manifest_garbage", "manifest_other_key", "no_db"])

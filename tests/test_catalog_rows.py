@@ -122,3 +122,28 @@ def test_a_daemon_process_reads_serially(tmp_path: Path) -> None:
     got = out.get(timeout=60)
     worker.join(timeout=60)
     assert worker.exitcode == 0 and got == len(list(ROWS.read_records(path, TUNABLES.max_field_chars, 1, 0)))
+
+
+def test_a_cache_build_with_another_thread_alive_forks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No parsing workers and no FTS5 filling process: the rows are read here and the tables filled by a
+    thread, into the same index."""
+    from starter import catalog as CATALOG
+    from starter.index_cache import IndexCache
+    path = _catalog(tmp_path)
+    cfg = dataclasses.replace(TUNABLES, build_processes=2, build_parallel_min_bytes=0)
+    reference = CatalogIndex(path, cfg)
+
+    def no_fork(*args, **kwargs):
+        raise AssertionError("forked with another thread alive")
+    monkeypatch.setattr(ROWS, "ProcessPoolExecutor", no_fork)
+    monkeypatch.setattr(CATALOG, "ProcessFiller", no_fork)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        built = CatalogIndex(path, cfg, IndexCache(tmp_path / "cache"))
+    finally:
+        stop.set()
+        other.join()
+    assert built.cache_state == "built" and built.products == reference.products
+    assert built.bm25(["cotton", "boot"], 20) == reference.bm25(["cotton", "boot"], 20)

@@ -116,3 +116,17 @@ def test_the_evaluator_plays_persona_cards(small_catalog: Path, tmp_path: Path) 
     assert summary["scenario_metrics"]["human"]["sample_count"] == 1
     assert E.main(["--catalog", str(small_catalog), "--dataset", str(cards), "--perturb", "para",
                    "--output", str(tmp_path / "r.json"), "--quiet"]) == 2
+
+
+# ---- regression floor on the second wording of the development cards (never tuned on) -------------
+def test_second_wording_score_regression_floor(proxy_catalog: Path) -> None:
+    from contest.jsonl import read_jsonl
+    from contest.paths import PROJECT_ROOT
+    from evaluator.data import load_catalog_view
+    from evaluator.local_evaluator import build_summary, evaluate
+    rows = read_jsonl(PROJECT_ROOT / "data" / "personas" / "wording2.jsonl")
+    view = load_catalog_view(proxy_catalog, {r["ground_truth"]["parent_asin"] for r in rows})
+    records, _ = evaluate("starter.agent:Agent", str(proxy_catalog), rows, view, workers=2, progress=False)
+    summary = build_summary(records)
+    assert summary["hit_rate_at_10"] >= 0.99 and summary["mrr"] >= 0.95     # measured 1.0 / 0.971292
+    assert summary["recommended_technical_score"] >= 0.97                   # measured 0.978988

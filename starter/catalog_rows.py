@@ -3,10 +3,11 @@
 A cold build spends most of its time in pure Python, row by row (JSON, the card replay of
 `contest.card`, audiences), which a second thread cannot share (the GIL).  So a large file is
 parsed by forked worker processes, a span of whole lines each (read by the worker from the file:
-this process only finds where the spans start), and the records are consumed here in file order: the same records in the same order as a serial read, so the same index.  A process
-is forked only from a process with no other thread (a fork copies one thread; a lock another
-thread held would stay locked in the child) that is no daemon, where "fork" exists; otherwise,
-and for small files, the rows are read here, one by one.
+this process only finds where the spans start), and the records are consumed here in file order:
+the same records in the same order as a serial read, so the same index.  A process is forked
+only from a process with no other thread (a fork copies one thread; a lock another thread held
+would stay locked in the child) that is no daemon, where "fork" exists; otherwise, and for small
+files, the rows are read here, one by one.
 """
 from __future__ import annotations
 

@@ -176,20 +176,17 @@ class IndexCache:
             manifests = sorted(self.directory.glob("index-*.json"))
         except OSError:
             return None
-        code, tunables = code_fingerprint(), [list((n, getattr(cfg, n))) for n in INDEX_TUNABLES]
         for path in manifests:
             try:
                 manifest = json.loads(path.read_text(encoding="utf-8"))
-                k = manifest["key"]
-                if manifest.get("catalog") != target or manifest.get("catalog_stat") != stat or \
-                        k["code"] != code or k["tunables"] != tunables or k["format"] != INDEX_FORMAT:
+                if manifest.get("catalog") != target or manifest.get("catalog_stat") != stat:
                     continue
-                key = CacheKey(k["catalog_sha256"], k["catalog_bytes"], code,
-                               tuple((n, v) for n, v in k["tunables"]), k["format"])
-            except (OSError, ValueError, KeyError, TypeError):
+                # This code's key for the catalog, were its hash the recorded one: the same key or none.
+                key = self.key(catalog, cfg, str(manifest["key"]["catalog_sha256"]))
+                if key.as_dict() == manifest["key"]:
+                    return key
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
                 continue
-            if key.as_dict() == k:
-                return key
         return None
 
     def paths(self, key: CacheKey) -> tuple[Path, Path]:

@@ -7,7 +7,7 @@ decision returned.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 from contest.card import classify
 from grounding import Gate
@@ -86,8 +86,8 @@ class TurnPipeline:
         pre_override = state.pre_override()
         shown_guess = set() if pre_override or not ranked else {ranked[0].idx}
         questions = ASK.value_questions(index, ranked, state.tracks, shown_guess, turn_no, cfg)
-        decision = COMMIT.decide([r.prob for r in ranked[:COMMIT.HORIZON_ITEMS]], turn_no,
-                                 ASK.separable(questions), pre_override, cfg.insurance_turn)
+        decision = COMMIT.decide(_horizon_probs(ranked), turn_no, ASK.separable(questions), pre_override,
+                                 cfg.insurance_turn)
         count = min(decision.count, k_limit)
         shown = [r.idx for r in ranked[:count]]
         recs = self._recommendations(ranked, count)
@@ -121,7 +121,7 @@ class TurnPipeline:
         ranked, funnel = PEOPLE.rank_people(index, state.readings, facts, shown_before, cfg)
         # Asked to see more, or nothing left to say: the horizon DP picks how many to show.
         exhausted = (reading.kind == "no_attribute" and state.turn > 1) or bool(MORE_OPTIONS_CUE.search(reading.text))
-        decision = COMMIT.decide([r.prob for r in ranked], turn_no, not exhausted, False, cfg.people_insurance_turn)
+        decision = COMMIT.decide(_horizon_probs(ranked), turn_no, not exhausted, False, cfg.people_insurance_turn)
         count = min(decision.count, k_limit)
         shown = [r.idx for r in ranked[:count]]
         ask = "other" if turn_no < MAX_TURNS else None
@@ -301,6 +301,12 @@ class TurnPipeline:
         scenario = "people" if state.people else state.tracks[r.idx][RANK.SCENARIO]
         return T.CandidateRow(p.pid, p.title[:120], p.shelf, p.price, p.rating_number, round(r.prob, 6), r.exact,
                               round(r.log_prior, 4), round(r.loglik, 4), scenario)
+
+
+def _horizon_probs(ranked: Sequence[POSTERIOR.Ranked]) -> list[float]:
+    """The probabilities the commit policy reads: the first `COMMIT.HORIZON_ITEMS` (a ranked list makes
+    its rows only when read, and a people turn ranks hundreds)."""
+    return [r.prob for r in ranked[:COMMIT.HORIZON_ITEMS]]
 
 
 def _needs(state: SessionState) -> str:

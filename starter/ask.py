@@ -11,81 +11,99 @@ nothing is not asked.
 """
 from __future__ import annotations
 
-from operator import mul
+import numpy as np
 
 from contest.rules import hit_reward
+from starter.cards import QUESTION_COLUMNS
 from starter.catalog import CatalogIndex
 from starter.config import QUESTION_ATTRIBUTES, Tunables
-from starter.posterior import Ranked
-from starter.rank import DISCLOSED, Tracks
-from starter.shopper_model import question_answers
+from starter.posterior import Ranked, RankedList
+from starter.tracks import TrackTable
 from starter.trace import QuestionRow as QuestionValue
 
 __all__ = ["QuestionValue", "separable", "value_questions"]
 
-
-def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: Tracks, shown: set[int], turn: int,
+def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: TrackTable, shown: set[int], turn: int,
                     cfg: Tunables) -> list[QuestionValue]:
-    """Every question's value, best first (ties: concentration, then attribute order)."""
-    rest: list[Ranked] = []
-    covered = 0.0
+    """Every question's value, best first (ties: concentration, then attribute order).
+
+    Over arrays, with the floats of the per-group Python sums it replaced: each group's sums run over
+    its candidates in ranked order and the per-question sums over its groups in first-seen order
+    (`np.bincount` adds in input order)."""
     unshown = 1.0 - sum(_shown_probs(ranked, shown))
     enough = cfg.question_mass_covered * unshown
     limit = cfg.question_candidates
-    for r in ranked:
-        if r.idx in shown:
-            continue
-        rest.append(r)
-        covered += r.prob
-        # The far tail cannot change which candidate tops an answer group.
-        if len(rest) >= limit or covered >= enough:
-            break
-    probs = [r.prob for r in rest]
-    mass = sum(probs)
-    if mass <= 0 or len(rest) <= 1:
+    ids, probs, rows = _leading(ranked, shown, limit, tracks)
+    # The far tail cannot change which candidate tops an answer group: the first `limit`, or fewer
+    # once they cover `enough` of the mass (the running sum, in ranked order).
+    reached = np.flatnonzero(np.cumsum(probs) >= enough)
+    take = min(len(ids), limit, int(reached[0]) + 1 if len(reached) else len(ids))
+    ids, probs, rows = ids[:take], probs[:take], rows[:take]
+    prob_list = probs.tolist()
+    mass = sum(prob_list)
+    if mass <= 0 or take <= 1:
         return []
-    base = max(probs) / mass
+    base = max(prob_list) / mass
     reward = hit_reward(1, turn + 1)
-    products = index.products
-    shares = [q / mass for q in probs]
-    answers = [question_answers(products[r.idx], tracks[r.idx][DISCLOSED]) for r in rest]
-    min_group_mass = cfg.min_group_mass
-    out: list[QuestionValue] = []
-    for k, attribute in enumerate(QUESTION_ATTRIBUTES):
-        # Candidates that predict the same reply form one answer group (first-seen order).
-        keys = [a[k] for a in answers]
-        if keys.count(keys[0]) == len(keys):
-            groups = [shares]
-        else:
-            by_answer: dict[tuple[str, ...], list[float]] = {}
-            for key, q in zip(keys, shares):
-                g = by_answer.get(key)
-                if g is None:
-                    by_answer[key] = [q]
-                else:
-                    g.append(q)
-            groups = list(by_answer.values())
-        sums = [sum(g) for g in groups]
-        top1 = sum(map(max, groups))
-        conc = sum(sum(map(mul, g, g)) / s for g, s in zip(groups, sums) if s > 0)
-        real_groups = sum(map(min_group_mass.__le__, sums))
-        out.append(QuestionValue(attribute, round((top1 - base) * reward, 6), round(top1, 6), round(conc, 6),
-                                 real_groups))
+    shares = probs / mass
+    # Candidates that predict the same reply to a question form one answer group.
+    cards = index.cards
+    _, revealed = cards.revealed(ids, tracks.disclosed[rows], QUESTION_COLUMNS)
+    codes = cards.pair_codes(revealed).T                 # (question, candidate)
+    n_q = len(QUESTION_ATTRIBUTES)
+    span = (cards.value_count + 1) ** 2
+    keys = (np.arange(n_q, dtype=np.int64)[:, None] * span + codes).ravel()
+    groups, first, member = np.unique(keys, return_index=True, return_inverse=True)
+    weights = np.tile(shares, n_q)
+    sums = np.bincount(member, weights=weights, minlength=len(groups))
+    squares = np.bincount(member, weights=weights * weights, minlength=len(groups))
+    tops = np.zeros(len(groups), dtype=np.float64)
+    np.maximum.at(tops, member, weights)
+    seen = np.argsort(first, kind="stable")             # groups by question, then first seen
+    question = (groups // span)[seen]
+    top1 = np.bincount(question, weights=tops[seen], minlength=n_q).tolist()
+    ratio = np.divide(squares, sums, out=np.zeros(len(groups), dtype=np.float64), where=sums > 0)
+    conc = np.bincount(question, weights=ratio[seen], minlength=n_q).tolist()
+    real_groups = np.bincount(question, weights=(sums >= cfg.min_group_mass)[seen], minlength=n_q).astype(int).tolist()
+    out = [QuestionValue(attribute, round((top1[k] - base) * reward, 6), round(top1[k], 6), round(conc[k], 6),
+                         real_groups[k]) for k, attribute in enumerate(QUESTION_ATTRIBUTES)]
     order = {a: k for k, a in enumerate(QUESTION_ATTRIBUTES)}
     out.sort(key=lambda q: (-q.value, -q.concentration, -q.groups, order[q.attribute]))
     return out
 
 
-def _shown_probs(ranked: list[Ranked], shown: set[int]) -> list[float]:
-    """The probabilities of the shown candidates, in ranked order."""
-    out: list[float] = []
+def _leading(ranked: list[Ranked], shown: set[int], limit: int, tracks: TrackTable | None = None
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, probabilities, rows in `tracks`) of the first `limit` candidates not shown, best first."""
+    want = limit + len(shown)
+    rows = None
+    if isinstance(ranked, RankedList):
+        ids, probs = ranked.head(want)
+        if ranked.track_rows is not None:
+            rows = ranked.track_rows[:want]
+    else:
+        first = ranked[:want]
+        ids = np.asarray([r.idx for r in first], dtype=np.int64)
+        probs = np.asarray([r.prob for r in first], dtype=np.float64)
+    if rows is None:
+        rows = tracks.rows_of(ids) if tracks is not None else np.zeros(len(ids), dtype=np.int64)
     if shown:
-        for r in ranked:
-            if r.idx in shown:
-                out.append(r.prob)
-                if len(out) == len(shown):
-                    break
-    return out
+        keep = np.ones(len(ids), dtype=bool)
+        for i in shown:           # one or none: the candidate the turn will show first
+            keep &= ids != i
+        ids, probs, rows = ids[keep], probs[keep], rows[keep]
+    return ids[:limit], probs[:limit], rows[:limit]
+
+
+def _shown_probs(ranked: list[Ranked], shown: set[int]) -> list[float]:
+    """The probabilities of the shown candidates, in ranked order (the shown are among the first)."""
+    if not shown:
+        return []
+    ids, probs, _ = _leading(ranked, set(), len(ranked))
+    at = np.zeros(len(ids), dtype=bool)
+    for i in shown:
+        at |= ids == i
+    return probs[at].tolist()
 
 
 def separable(values: list[QuestionValue]) -> bool:

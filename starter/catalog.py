@@ -25,8 +25,9 @@ from starter.fts_tables import (FTS_COLUMNS, FTS_TOKENIZERS, Filler, FtsFiller, 
                                 unstorable)
 from starter.index_cache import CacheKey, IndexCache, OpenedIndex, file_sha256
 from starter.postings import PostingScorer
+from starter.cards import CardArrays, ValueWords, load_value_words, store_value_words, value_words_of
 from starter.product_table import (ClueLists, Product, ProductColumns, collection_paused, columns_of, places,
-                                   shelf_lists)
+                                   read_clue_postings, shelf_lists, store_clue_postings)
 from starter.product_table import load as load_products
 from starter.product_table import store as store_products
 
@@ -70,27 +71,6 @@ def _clue_words(products: list[Product]) -> tuple[dict[str, tuple[str, ...]], di
 def _phrase(word: str) -> str:
     """A word as one quoted FTS5 phrase (its quotes doubled), so no text is read as query syntax."""
     return '"' + word.replace('"', '""') + '"'
-
-
-def _store_clue_postings(db: sqlite3.Connection, postings: dict[str, list[int]], mass: list[float],
-                         order: list[int]) -> None:
-    """The clue index's postings and masses, as arrays (int32 positions, float64 masses: the same floats),
-    and its clue order (card value ids, sorted by value)."""
-    db.execute("CREATE TABLE clue_postings (word TEXT PRIMARY KEY, positions BLOB)")
-    db.executemany("INSERT INTO clue_postings VALUES (?, ?)",
-                   ((w, np.asarray(p, dtype="<i4").tobytes()) for w, p in postings.items()))
-    db.execute("CREATE TABLE clue_arrays (name TEXT PRIMARY KEY, data BLOB)")
-    db.executemany("INSERT INTO clue_arrays VALUES (?, ?)", [("mass", np.asarray(mass, dtype="<f8").tobytes()),
-                                                            ("order", np.asarray(order, dtype="<i4").tobytes())])
-
-
-def _read_clue_postings(db: sqlite3.Connection) -> tuple[dict[str, list[int]], list[float], list[int]]:
-    """What `_store_clue_postings` wrote: postings, masses and clue order, as the lists the clue index uses."""
-    postings = {w: np.frombuffer(b, dtype="<i4").tolist()
-                for w, b in db.execute("SELECT word, positions FROM clue_postings ORDER BY rowid")}
-    arrays = dict(db.execute("SELECT name, data FROM clue_arrays"))
-    mass, order = arrays["mass"], arrays["order"]
-    return postings, np.frombuffer(mass, dtype="<f8").tolist(), np.frombuffer(order, dtype="<i4").tolist()
 
 
 class CatalogIndex:
@@ -168,7 +148,8 @@ class CatalogIndex:
         try:
             products, cols = load_products(opened.db)
             df = dict(opened.db.execute("SELECT word, df FROM word_df"))
-            *postings, order = _read_clue_postings(opened.db)
+            *postings, order = read_clue_postings(opened.db)
+            words = load_value_words(opened.db, df)
         except Exception as exc:   # a damaged file may fail anywhere: the checksum says whether it is damage
             failure = exc
         if not opened.verified():
@@ -177,7 +158,7 @@ class CatalogIndex:
             raise failure
         self.db = opened.db
         self.cache_state = "loaded"
-        self._derive(products, cols, _Released(), df)
+        self._derive(products, cols, _Released(), df, words)
         self._clue_postings = (postings[0], postings[1])
         self._clue_list = list(map(cols.values.__getitem__, order))
         return dict(opened.manifest.get("row_counts") or {})
@@ -247,17 +228,19 @@ class CatalogIndex:
             raise CatalogError(str(exc)) from None
         db.execute("CREATE TABLE word_df (word TEXT PRIMARY KEY, df INTEGER)")
         db.executemany("INSERT INTO word_df VALUES (?, ?)", df.items())
+        words = value_words_of(cols.values, clue_words, df)
+        store_value_words(db, words)
         # After the products are stored, so the stored columns' buffers are gone before the postings are made
         # (at a million products, 3,717 -> 3,407 MB at the peak).
-        self._derive(products, cols, clue_words, df)
+        self._derive(products, cols, clue_words, df, words)
         order = sorted(range(len(cols.values)), key=cols.values.__getitem__)
         self._clue_list = [cols.values[k] for k in order]
         self._clue_postings = clue_postings(self._clue_list, clue_words, self.idf_of)
-        _store_clue_postings(db, *self._clue_postings, order)
+        store_clue_postings(db, *self._clue_postings, order)
         return products, counts
 
     def _derive(self, products: list[Product], cols: ProductColumns, clue_words: dict[str, tuple[str, ...]],
-                df: dict[str, int]) -> None:
+                df: dict[str, int], words: ValueWords) -> None:
         """Everything computed from the products, their columns and the words' document frequencies
         `df`: lookups, shelves, clue lists, priors, rarity."""
         self.products = products
@@ -279,6 +262,7 @@ class CatalogIndex:
         n = len(products)
         self.idf: dict[str, float] = {t: math.log(1.0 + n / (1.0 + c)) for t, c in df.items()}
         self.default_idf = math.log(1.0 + n)
+        self.cards = CardArrays(cols, words, self.idf_of)
 
     def release_clue_words(self) -> None:
         """Let the words of every card value and the clue postings go: only the clue index reads them,
@@ -325,11 +309,13 @@ class CatalogIndex:
         return not words.isdisjoint(self.product_tokens(idx))
 
     def weight(self, toks: frozenset[str]) -> float:
-        """Sum of IDF over a token set (memoised: sets of card-value words repeat; the memo is emptied
-        when full, so it holds the sets of recent turns and few enough for the garbage collector)."""
+        """Sum of IDF over a token set, in sorted word order: a set's own order follows the words' hashes,
+        which change with PYTHONHASHSEED, and so would the sum's last bits (`similarity._f1_arrays`
+        adds in the same order).  Memoised: sets of card-value words repeat; the memo is emptied when
+        full, so it holds the sets of recent turns and few enough for the garbage collector."""
         w = self._weights.get(toks)
         if w is None:
-            w = sum(self.idf.get(t, self.default_idf) for t in toks)
+            w = sum(self.idf.get(t, self.default_idf) for t in sorted(toks))
             if len(self._weights) >= self.cfg.weight_memo_entries:
                 self._weights.clear()
             self._weights[toks] = w

@@ -179,10 +179,6 @@ class Tunables:
     # 300-word salad scanned 8,000 values word by word (about 50 ms a turn).  measured.  The same
     # bound lets `CatalogIndex.holds_any` check a product not yet tokenised by substring first.
     substring_scan_max_words: int = 8
-    # Memo size (entries) of the answer plans (card type pattern, disclosed positions): a bound above
-    # the 44,170 keys that cards of at most four values of seven kinds can make (the proxy's make a few
-    # thousand), so the memo, which stops adding when full, never is (tests/test_memos.py).
-    answer_plan_entries: int = 50_000
     # After the index is built, move every object then alive out of the cyclic garbage collector's
     # generations (`gc.freeze`): a full collection in a turn then skips the index.  A process
     # setting, not a quality knob; off only for a host that manages its own collector.

@@ -39,7 +39,7 @@ from contest.paths import INDEX_CACHE_ENV
 log = logging.getLogger(__name__)
 
 # Bump when the layout of the cache file changes.
-INDEX_FORMAT = 3          # 2: the clue index's postings stored; no clue_words table; 3: products as id arrays
+INDEX_FORMAT = 4          # 2: the clue index's postings stored; no clue_words table; 3: products as id arrays; 4: value words
 # Modules whose code decides what the index holds: a change to any of them is a new key.
 INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.clues", "grounding.words",
               "starter.catalog", "starter.catalog_rows", "starter.fts_tables", "starter.index_cache",

@@ -24,7 +24,7 @@ from grounding.words import STOP, tokens
 from starter.catalog import CatalogIndex
 from starter.config import Tunables
 from starter.posterior import RankedList, ranked_by_weight
-from starter.rank import EVIDENCE, Tracks
+from starter.rank import Tracks
 from starter.understand import Reading
 
 # Words that say nothing about the product itself, on top of the stop words
@@ -45,8 +45,7 @@ def is_quoting(reading: Reading, shelves: ShelfMatcher, tracks: Tracks, cfg: Tun
     for key, words in shelves.spelled.items():
         if len(words) > 3 and f" {words} " in low and key.lower() in text:
             return True
-    best = max((t[EVIDENCE][-1] for t in tracks.values() if t[EVIDENCE]), default=0.0)
-    return best >= cfg.quoting_sim
+    return tracks.last_evidence_max() >= cfg.quoting_sim
 
 
 def query_words(readings: list[Reading]) -> list[str]:

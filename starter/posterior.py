@@ -38,24 +38,28 @@ def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tuna
     candidates were shown on a turn that may not have counted and pay
     `doubtful_penalty` instead of being removed.
 
-    Over arrays, with the floats of the per-candidate computation it replaced (tests/test_posterior.py):
-    the same additions in the same order.
+    Over the tracks' columns, with the floats of the per-candidate computation it replaced
+    (tests/test_posterior.py): the same additions in the same order.
     """
-    live = [(i, t) for i, t in tracks.items() if i not in excluded] if excluded else list(tracks.items())
-    if not live:
+    ids, exact, loglik, text_ll, category_ll = tracks.ids, tracks.exact, tracks.loglik, tracks.text_ll, tracks.category_ll
+    rows = np.arange(len(ids))
+    if excluded:
+        live = ~np.isin(ids, _id_array(excluded))
+        ids, exact, loglik, text_ll, category_ll, rows = (c[live] for c in (ids, exact, loglik, text_ll, category_ll,
+                                                                            rows))
+    if not len(ids):
         return RankedList.empty()
-    ids_t, tracks_t = zip(*live)
-    _, _, exact_t, loglik_t, text_t, category_t, _ = zip(*tracks_t)
-    ids = np.array(ids_t, dtype=np.int64)
-    exact = np.array(exact_t, dtype=bool)
-    loglik, text_ll, category_ll = (np.array(c, dtype=np.float64) for c in (loglik_t, text_t, category_t))
     log_prior = index.log_prior_array[ids]
     lw = log_prior + category_ll + loglik + text_ll
     if exact.any():
         lw[~exact] -= cfg.inexact_penalty
     if doubtful:
-        lw[np.fromiter((i in doubtful for i in ids_t), dtype=bool, count=len(ids_t))] -= cfg.doubtful_penalty
-    return _ranked(index, ids, lw, exact, log_prior, loglik + category_ll + text_ll)
+        lw[np.isin(ids, _id_array(doubtful))] -= cfg.doubtful_penalty
+    return _ranked(index, ids, lw, exact, log_prior, loglik + category_ll + text_ll, rows)
+
+
+def _id_array(ids: set[int] | frozenset[int]) -> np.ndarray:
+    return np.fromiter(ids, dtype=np.int64, count=len(ids))
 
 
 def ranked_by_weight(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> "RankedList":
@@ -68,7 +72,7 @@ def ranked_by_weight(index: CatalogIndex, rows: list[tuple[int, float, bool, flo
 
 
 def _ranked(index: CatalogIndex, ids: np.ndarray, lw: np.ndarray, exact: np.ndarray, log_prior: np.ndarray,
-            loglik: np.ndarray) -> "RankedList":
+            loglik: np.ndarray, rows: np.ndarray | None = None) -> "RankedList":
     """The softmax of the log weights (`math.exp` per candidate, one sequential sum in the given order),
     best first; ties by popularity (`index.popular_place`: -rating_number, then parent_asin), unique,
     so the order never depends on anything else."""
@@ -76,18 +80,20 @@ def _ranked(index: CatalogIndex, ids: np.ndarray, lw: np.ndarray, exact: np.ndar
     total = sum(exps)
     order = np.lexsort((index.popular_place_array[ids], -lw))
     return RankedList(ids[order], np.array(exps)[order] / total, lw[order], exact[order], log_prior[order],
-                      loglik[order])
+                      loglik[order], rows[order] if rows is not None else None)
 
 
 class RankedList(Sequence[Ranked]):
     """`posterior`'s candidates best first, as sorted arrays made into `Ranked` rows a block at a
-    time when read: a pool of thousands is ranked every turn, and a turn reads its first hundred."""
+    time when read: a pool of thousands is ranked every turn, and a turn reads rows of its first
+    twenty (the rest it reads as arrays, `head`)."""
 
-    BLOCK = 256
+    BLOCK = 32
 
     def __init__(self, idx: np.ndarray, prob: np.ndarray, log_weight: np.ndarray, exact: np.ndarray,
-                 log_prior: np.ndarray, loglik: np.ndarray) -> None:
+                 log_prior: np.ndarray, loglik: np.ndarray, track_rows: np.ndarray | None = None) -> None:
         self._columns = (idx, prob, log_weight, exact, log_prior, loglik)
+        self.track_rows = track_rows      # each candidate's row in the tracks it was ranked from (posterior)
         self._blocks: dict[int, list[Ranked]] = {}
         self.exact_count = int(exact.sum())
 
@@ -104,6 +110,10 @@ class RankedList(Sequence[Ranked]):
 
     def __len__(self) -> int:
         return len(self._columns[0])
+
+    def head(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(idx, prob) of the first `n` candidates, as arrays (no rows made)."""
+        return self._columns[0][:n], self._columns[1][:n]
 
     @overload
     def __getitem__(self, k: int) -> Ranked: ...
@@ -131,6 +141,13 @@ class RankedList(Sequence[Ranked]):
     def __iter__(self) -> Iterator[Ranked]:
         for b in range((len(self) + self.BLOCK - 1) // self.BLOCK):
             yield from self._block(b)
+
+
+def leading_probs(ranked: Sequence[Ranked], n: int) -> list[float]:
+    """The probabilities of the first `n` candidates."""
+    if isinstance(ranked, RankedList):
+        return ranked.head(n)[1].tolist()
+    return [r.prob for r in ranked[:n]]
 
 
 def count_exact(ranked: Sequence[Ranked]) -> int:

@@ -49,6 +49,8 @@ class ProductColumns:
     shelves: list[str]           # distinct shelves, in order of their first product
     shelf: np.ndarray            # int32: each product's shelf id
     popular: list[int]           # products by -rating_number, then parent_asin
+    type_patterns: list[tuple[str, ...]]   # distinct card type patterns, in order of their first product
+    types: np.ndarray            # int32: each product's type pattern id
 
 
 @contextmanager
@@ -80,6 +82,7 @@ def columns_of(products: list[Product]) -> ProductColumns:
     """The ids of a freshly built product list (ids in order of first appearance)."""
     value_id: dict[str, int] = {}
     shelf_id: dict[str, int] = {}
+    type_id: dict[tuple[str, ...], int] = {}
     ids: list[int] = []
     offsets = [0]
     shelf: list[int] = []
@@ -87,10 +90,12 @@ def columns_of(products: list[Product]) -> ProductColumns:
         ids.extend([value_id.setdefault(v, len(value_id)) for v in p.constraints])
         offsets.append(len(ids))
         shelf.append(shelf_id.setdefault(p.shelf, len(shelf_id)))
+    type_ids = [type_id.setdefault(p.types, len(type_id)) for p in products]
     keys = [(-p.rating_number, p.pid) for p in products]
     return ProductColumns(list(value_id), np.asarray(ids, dtype=np.int32), np.asarray(offsets, dtype=np.int64),
                           list(shelf_id), np.asarray(shelf, dtype=np.int32),
-                          sorted(range(len(products)), key=keys.__getitem__))
+                          sorted(range(len(products)), key=keys.__getitem__), list(type_id),
+                          np.asarray(type_ids, dtype=np.int32))
 
 
 def _text_column(texts: list[str]) -> tuple[bytes, np.ndarray]:
@@ -112,14 +117,12 @@ def store(db: sqlite3.Connection, products: list[Product], cols: ProductColumns)
     distinct card value and label once (no table of a million rows to step through at start)."""
     db.execute("CREATE TABLE card_values (id INTEGER PRIMARY KEY, value TEXT)")
     db.executemany("INSERT INTO card_values VALUES (?, ?)", enumerate(cols.values))
-    types: dict[tuple[str, ...], int] = {}
     audiences: dict[frozenset[str], int] = {}
-    type_ids = [types.setdefault(p.types, len(types)) for p in products]
     audience_ids = [audiences.setdefault(p.audience, len(audiences)) for p in products]
     db.execute("CREATE TABLE labels (kind TEXT, id INTEGER, label TEXT, PRIMARY KEY (kind, id))")
     db.executemany("INSERT INTO labels VALUES (?, ?, ?)",
                    [("shelf", k, s) for k, s in enumerate(cols.shelves)]
-                   + [("types", k, _joined(t)) for k, t in enumerate(types)]
+                   + [("types", k, _joined(t)) for k, t in enumerate(cols.type_patterns)]
                    + [("audience", k, _joined(sorted(a))) for k, a in enumerate(audiences)])
     pid_text, pid_offsets = _text_column([p.pid for p in products])
     title_text, title_offsets = _text_column([p.title for p in products])
@@ -129,7 +132,7 @@ def store(db: sqlite3.Connection, products: list[Product], cols: ProductColumns)
         "rating_number": np.asarray([p.rating_number for p in products], dtype="<i8"),
         "average_rating": np.asarray([p.average_rating for p in products], dtype="<f8"),
         "card_values": cols.card_values.astype("<i4"), "card_offsets": cols.card_offsets.astype("<i8"),
-        "shelf": cols.shelf.astype("<i4"), "types": np.asarray(type_ids, dtype="<i4"),
+        "shelf": cols.shelf.astype("<i4"), "types": cols.types.astype("<i4"),
         "audience": np.asarray(audience_ids, dtype="<i4"), "popular": np.asarray(cols.popular, dtype="<i4")}
     db.execute("CREATE TABLE product_arrays (name TEXT PRIMARY KEY, data BLOB)")
     db.executemany("INSERT INTO product_arrays VALUES (?, ?)",
@@ -157,9 +160,10 @@ def load(db: sqlite3.Connection) -> tuple[list[Product], ProductColumns]:
     titles = _texts(blobs["title_text"], array("title_offsets", "<i8"))
     prices = [None if x != x else x for x in array("price", "<f8").tolist()]     # NaN: no price
     n = len(pids)
+    type_ids = array("types", "<i4")
     columns = (titles, map(labels["shelf"].__getitem__, shelf.tolist()), prices,
                array("rating_number", "<i8").tolist(), array("average_rating", "<f8").tolist(),
-               map(types.__getitem__, array("types", "<i4").tolist()),
+               map(types.__getitem__, type_ids.tolist()),
                map(audiences.__getitem__, array("audience", "<i4").tolist()))
     if not n == len(titles) == len(prices) == len(offsets) - 1 == len(shelf):
         raise sqlite3.DatabaseError("product arrays disagree in length")
@@ -167,7 +171,7 @@ def load(db: sqlite3.Connection) -> tuple[list[Product], ProductColumns]:
                 for idx, pid, a, b, title, s, price, rn, ar, t, u in zip(range(n), pids, offsets, offsets[1:],
                                                                          *columns)]
     popular = array("popular", "<i4").tolist()
-    return products, ProductColumns(values, card_values, card_offsets, labels["shelf"], shelf, popular)
+    return products, ProductColumns(values, card_values, card_offsets, labels["shelf"], shelf, popular, types, type_ids)
 
 
 def shelf_lists(cols: ProductColumns) -> dict[str, list[int]]:
@@ -221,8 +225,33 @@ class ClueLists(Mapping):
     def __contains__(self, value: object) -> bool:
         return value in self._id
 
+    def id_of(self, value: str) -> int | None:
+        """The value's id in the product columns (None for a string no card holds)."""
+        return self._id.get(value)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._id)
 
     def __len__(self) -> int:
         return len(self._id)
+
+
+def store_clue_postings(db: sqlite3.Connection, postings: dict[str, list[int]], mass: list[float],
+                         order: list[int]) -> None:
+    """The clue index's postings and masses, as arrays (int32 positions, float64 masses: the same floats),
+    and its clue order (card value ids, sorted by value)."""
+    db.execute("CREATE TABLE clue_postings (word TEXT PRIMARY KEY, positions BLOB)")
+    db.executemany("INSERT INTO clue_postings VALUES (?, ?)",
+                   ((w, np.asarray(p, dtype="<i4").tobytes()) for w, p in postings.items()))
+    db.execute("CREATE TABLE clue_arrays (name TEXT PRIMARY KEY, data BLOB)")
+    db.executemany("INSERT INTO clue_arrays VALUES (?, ?)", [("mass", np.asarray(mass, dtype="<f8").tobytes()),
+                                                            ("order", np.asarray(order, dtype="<i4").tobytes())])
+
+
+def read_clue_postings(db: sqlite3.Connection) -> tuple[dict[str, list[int]], list[float], list[int]]:
+    """What `store_clue_postings` wrote: postings, masses and clue order, as the lists the clue index uses."""
+    postings = {w: np.frombuffer(b, dtype="<i4").tolist()
+                for w, b in db.execute("SELECT word, positions FROM clue_postings ORDER BY rowid")}
+    arrays = dict(db.execute("SELECT name, data FROM clue_arrays"))
+    mass, order = arrays["mass"], arrays["order"]
+    return postings, np.frombuffer(mass, dtype="<f8").tolist(), np.frombuffer(order, dtype="<i4").tolist()

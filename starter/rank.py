@@ -1,104 +1,29 @@
 """Evidence and ranking: how well each candidate explains the conversation.
 
-Every candidate carries a `Track`: the values the shopper would have
-disclosed so far if it were the target, whether every message so far is
-exactly what it predicts (`exact`), and a soft log-likelihood for wording
-that is not the template's (IDF-weighted overlap between the values it
-predicts and the content words actually said, so rare clues outweigh common
-ones).  The posterior over them is `starter.posterior`.
+Every candidate carries a track (a row of `starter.tracks.TrackTable`): the
+card values the shopper would have disclosed so far if it were the target,
+whether every message so far is exactly what it predicts (`exact`), and a soft
+log-likelihood for wording that is not the template's (IDF-weighted overlap
+between the values it predicts and the content words actually said, so rare
+clues outweigh common ones; `starter.similarity`).  Predictions are read off
+the card arrays (`starter.cards`) and judged once per distinct prediction, for
+the whole pool at once.  The posterior over them is `starter.posterior`.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+import numpy as np
 
 from grounding.budget import BUDGET_WORDS
-from grounding.words import FILLER, tokens
 from contest import messages as M
-from starter import shopper_model as SM
 from starter.catalog import CatalogIndex
-from starter.config import TUNABLES, Tunables
-from starter.memo import RecentMemo
+from starter.config import Tunables
+from starter.cards import NO_VALUE, REPLY_COLUMN
+from starter import similarity as SIM
+from starter.similarity import _tok_set, value_similarity
+from starter.tracks import SCENARIO_CODE as TRACK_SCENARIOS, TrackTable
 from starter.understand import Reading
 
-class Track(NamedTuple):
-    """One candidate's account of the conversation so far: the layout of a track.
-
-    The pool's tracks are plain tuples in this layout, read by the field positions below:
-    the garbage collector stops tracking an exact tuple of untracked items, never a tuple subclass,
-    and at a million products the live sessions' 230,000 tracks were most of the work of each full
-    collection (150-270 ms, in the middle of some turn).  Replaced, never changed."""
-
-    scenario: str
-    disclosed: SM.Disclosed
-    exact: bool = True
-    loglik: float = 0.0          # value evidence (0 when every message is exactly as predicted)
-    text_ll: float = 0.0         # free-text relevance (latest cumulative query; 0 for template sessions)
-    category_ll: float = 0.0     # shelf evidence (0 on the named shelf)
-    evidence: tuple[float, ...] = ()   # per-turn similarity, for the trace
-
-
-TrackRow = tuple[str, SM.Disclosed, bool, float, float, float, tuple[float, ...]]
-Tracks = dict[int, TrackRow]
-SCENARIO, DISCLOSED, EXACT, LOGLIK, TEXT_LL, CATEGORY_LL, EVIDENCE = range(7)
-
-
-_TOKSET_CACHE: RecentMemo[str, tuple[str, ...]] = RecentMemo(TUNABLES.token_set_cache_entries)
-SUBSTRING_SCAN_MAX_WORDS = TUNABLES.substring_scan_max_words
-
-
-def _tok_words(text: str) -> tuple[str, ...]:
-    """Content words of a text, once each (cached: card values repeat across turns and products).
-
-    The memo keeps tuples, which the garbage collector stops tracking; a memo of 30,000 frozensets
-    made every full collection walk their 460,000 words (about 80 ms, in the middle of some turn)."""
-    got = _TOKSET_CACHE.get(text)
-    if got is None:
-        got = tuple(dict.fromkeys(t for t in tokens(text) if t not in FILLER))
-        _TOKSET_CACHE.put(text, got)
-    return got
-
-
-def _tok_set(text: str) -> frozenset[str]:
-    """Content words of a text, as a set."""
-    return frozenset(_tok_words(text))
-
-
-def value_similarity(index: CatalogIndex, predicted: tuple[str, ...] | list[str], said: frozenset[str]) -> float:
-    """IDF-weighted F1 between the predicted values' words and the words said."""
-    if said and not _may_share(predicted, said):
-        return 0.0                     # no word in common (what the full computation finds, cheaply)
-    if len(predicted) == 1:
-        pred = _tok_set(predicted[0])
-    else:
-        pred = frozenset().union(*(_tok_words(v) for v in predicted)) if predicted else frozenset()
-    if not pred and not said:
-        return 1.0
-    if not pred or not said:
-        return 0.0
-    common = pred & said
-    if not common:
-        return 0.0
-    matched = index.weight(common)
-    recall = matched / index.weight(pred)
-    precision = matched / index.weight(said)
-    return 2 * recall * precision / (recall + precision)
-
-
-def _may_share(values: tuple[str, ...] | list[str], said: frozenset[str]) -> bool:
-    """Whether a said word may be a word of the values.  Every token of a text is a substring of its
-    lower-cased form (`grounding.words.tokens`), so a said word found in no value's lower-cased text
-    is in none of their token sets: False proves the sets are disjoint, without tokenising.  A long
-    message (a pasted list, a word salad) is checked against the values' (memoised) words instead:
-    one scan per said word per value costs more than tokenising once.  Either way, False only when
-    the sets are disjoint, where the full computation gives 0.0 too."""
-    if len(said) > SUBSTRING_SCAN_MAX_WORDS:
-        return any(not said.isdisjoint(_tok_words(value)) for value in values)
-    for value in values:
-        low = value.lower()
-        for word in said:
-            if word in low:
-                return True
-    return False
+Tracks = TrackTable
 
 
 def free_text_words(obs: Reading) -> list[str]:
@@ -148,169 +73,238 @@ def _opening_scenario(obs: Reading) -> str | None:
     return None
 
 
+def _per_unique(codes: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """The distinct codes (ascending) and each element's place among them."""
+    uniq, inverse = np.unique(codes, return_inverse=True)
+    return uniq.tolist(), inverse.reshape(codes.shape)
+
+
+def _gathered(per_unique: list, inverse: np.ndarray, dtype: type) -> np.ndarray:
+    """A value worked out once per distinct code, for every element (the same Python floats)."""
+    return np.asarray(per_unique, dtype=dtype)[inverse] if per_unique else np.zeros(len(inverse), dtype=dtype)
+
+
 def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores: dict[str, float],
                 cfg: Tunables) -> tuple[Tracks, str]:
     """Tracks for the opening; returns (tracks, scenario) where scenario may be 'unknown'.
 
     What a candidate's track depends on -- its shelf, its opening value -- recurs across
-    candidates, so each is worked out once per call (the same arithmetic, so the same floats)."""
+    candidates, so each is worked out once per distinct value (the same arithmetic, so the
+    same floats as per candidate)."""
     scenario = _opening_scenario(obs)
-    tracks: Tracks = {}
-    products = index.products
+    cards = index.cards
+    rows = np.asarray(ids, dtype=np.int64)
+    n = len(rows)
     shelf_beta, mismatch_beta = cfg.shelf_beta, cfg.mismatch_beta
     # Shelf evidence: -shelf_beta x (1 - the shelf's score), 0 for a shelf not scored.
-    cat_lls = {shelf: -shelf_beta * (1.0 - score) for shelf, score in shelf_scores.items()}
-    off_shelf = -shelf_beta * (1.0 - 0.0)
+    by_shelf = np.full(len(cards.shelf_id), -shelf_beta * (1.0 - 0.0), dtype=np.float64)
+    for shelf, score in shelf_scores.items():
+        k = cards.shelf_id.get(shelf)
+        if k is not None:
+            by_shelf[k] = -shelf_beta * (1.0 - score)
+    shelf = cards.shelf[rows]
+    cat_ll = by_shelf[shelf]
+    text = cards.value_text
     if scenario is not None and obs.template:
         # The category is judged softly (cat_ll); exactness is about the value.
         template_said = _tok_set(obs.value_text or "") | obs.extra_tokens
-        by_value: dict[str | None, tuple[bool, float, tuple[float, ...]]] = {}
-        firsts: dict[str, SM.Disclosed] = {}
-        for i in ids:
-            p = products[i]
-            cat_ll = cat_lls.get(p.shelf, off_shelf)
-            value = SM.opening_value(p, scenario)
-            seen = by_value.get(value)
-            if seen is None:
-                exact = value is None or value == obs.value_text
-                sim = 1.0 if exact else value_similarity(index, (value,), template_said)
-                seen = by_value[value] = (exact, -mismatch_beta * (1.0 - sim), (sim,))
-            if scenario == "buying":
-                c0 = p.constraints[0]
-                disclosed = firsts.get(c0)
-                if disclosed is None:
-                    disclosed = firsts[c0] = SM.initial_disclosed(p, scenario)
-            else:
-                disclosed = SM.initial_disclosed(p, scenario)
-            tracks[i] = (scenario, disclosed, seen[0], seen[1], 0.0, cat_ll, seen[2])
-        return tracks, scenario
+        if scenario == "browsing":
+            value_ids = np.full(n, -1, dtype=np.int64)
+        else:
+            value_ids = cards.values[rows, cards.lengths[rows] - 1 if scenario == "intent_override" else 0]
+        uniq, inverse = _per_unique(value_ids)
+        values = np.asarray(uniq, dtype=np.int64)
+        said_id = index.clues.id_of(obs.value_text) if obs.value_text is not None else None
+        exact = (values < 0) | (values == (said_id if said_id is not None else -2))
+        sims = np.ones(len(values), dtype=np.float64)
+        if template_said:
+            sims[~exact] = SIM.pair_similarities(index, values[~exact], np.full(int((~exact).sum()), NO_VALUE),
+                                                 template_said)
+        else:
+            sims[~exact] = [value_similarity(index, (text[v],), template_said) for v in values[~exact].tolist()]
+        disclosed = cards.twins[rows, 0] if scenario == "buying" and n else np.zeros(n, dtype=np.uint8)
+        return TrackTable(rows, np.full(n, TRACK_SCENARIOS[scenario], dtype=np.int8), disclosed, exact[inverse],
+                          (-mismatch_beta * (1.0 - sims))[inverse], np.zeros(n, dtype=np.float64), cat_ll,
+                          (sims[inverse],)), scenario
     cat_toks = _tok_set(obs.category or "")
     negated = frozenset(obs.negated)
     text_said = _tok_set(obs.text) | obs.extra_tokens
-    said_by_shelf: dict[str, frozenset[str]] = {}     # free text: what was said beyond the shelf's own words
-    sims: dict[tuple[str | None, frozenset[str]], float] = {}
     browsing_sim = cfg.browsing_sim_cued if obs.browsing_cue else cfg.browsing_sim_uncued
-    for i in ids:
-        p = products[i]
-        cat_ll = cat_lls.get(p.shelf, off_shelf)
-        said = said_by_shelf.get(p.shelf)
-        if said is None:
-            said = said_by_shelf[p.shelf] = _without_budget((text_said - (cat_toks or _tok_set(p.shelf)))
-                                                            - negated, obs)
-        best = ("browsing", 1.0 if not said else browsing_sim)
-        for hyp in ("buying", "intent_override"):
-            value = SM.opening_value(p, hyp)
-            sim = sims.get((value, said))
+    # Free text: what was said beyond the shelf's own words, per shelf; each hypothesis's similarity
+    # per (shelf, value).
+    said_of: dict[int, frozenset[str]] = {}
+    browse_u: list[float] = []
+    shelves, shelf_inverse = _per_unique(shelf)
+    for k in shelves:
+        name = cards.shelves[k]
+        said = said_of[k] = _without_budget((text_said - (cat_toks or _tok_set(name))) - negated, obs)
+        browse_u.append(1.0 if not said else browsing_sim)
+    browse = _gathered(browse_u, shelf_inverse, np.float64)
+    sims: dict[tuple[int, frozenset[str]], float] = {}
+    best, hyp = browse, np.full(n, TRACK_SCENARIOS["browsing"], dtype=np.int8)
+    for name, position in (("buying", 0), ("intent_override", cards.lengths[rows] - 1)):
+        pairs, inverse = _per_unique(shelf * (cards.value_count + 1) + cards.values[rows, position])
+        sim_u = []
+        for code in pairs:
+            k, v = divmod(code, cards.value_count + 1)
+            said = said_of[k]
+            sim = sims.get((v, said))
             if sim is None:
-                sim = sims[(value, said)] = value_similarity(index, (value,), said)
-            if sim > best[1]:
-                best = (hyp, sim)
-        hyp, sim = best
-        tracks[i] = (hyp, SM.initial_disclosed(p, hyp), False, -mismatch_beta * (1.0 - sim), 0.0, cat_ll, (sim,))
-    return tracks, scenario or "unknown"
+                sim = sims[(v, said)] = value_similarity(index, (text[v],), said)
+            sim_u.append(sim)
+        sim = _gathered(sim_u, inverse, np.float64)
+        better = sim > best
+        best = np.where(better, sim, best)
+        hyp = np.where(better, np.int8(TRACK_SCENARIOS[name]), hyp)
+    disclosed = np.where(hyp == TRACK_SCENARIOS["buying"], cards.twins[rows, 0] if n else 0, 0).astype(np.uint8)
+    return TrackTable(rows, hyp.astype(np.int8), disclosed, np.zeros(n, dtype=bool), -mismatch_beta * (1.0 - best),
+                      np.zeros(n, dtype=np.float64), cat_ll, (best,)), scenario or "unknown"
 
 
 def with_relevance(tracks: Tracks, relevance: dict[int, float], cfg: Tunables) -> Tracks:
     """The tracks with their free-text term set from the latest cumulative relevance (unchanged when none)."""
     if not relevance:
         return tracks
-    beta = cfg.text_beta
-    return {i: t[:TEXT_LL] + (beta * (relevance.get(i, 0.0) - 1.0),) + t[CATEGORY_LL:] for i, t in tracks.items()}
+    got = relevance.get
+    score = np.fromiter((got(i, 0.0) for i in tracks.ids.tolist()), dtype=np.float64, count=len(tracks))
+    return tracks.with_columns(text_ll=cfg.text_beta * (score - 1.0))
 
 
 def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | None, cfg: Tunables) -> Tracks:
     """Every track updated with a later message (reply, refusal or override).
 
     A reply's exactness and similarity depend on the candidate only through the values it
-    predicts, so each distinct prediction is judged once per call."""
+    predicts, so each distinct prediction is judged once per call; the predictions themselves
+    are read off the card arrays (`starter.cards`)."""
     text = obs.text.strip()
     template = obs.template
     kind = obs.kind
     said = _tok_set(obs.value_text if template and obs.value_text is not None else obs.text)
     said = _without_budget((said | obs.extra_tokens) - frozenset(obs.negated), obs)
     beta = cfg.mismatch_beta
-    products = index.products
-    out: Tracks = {}
+    cards = index.cards
+    ids = tracks.ids
+    n = len(ids)
     if kind == "override":
-        by_first: dict[str, tuple[bool, float]] = {}
-        for i, t in tracks.items():
-            p = products[i]
-            c0 = p.constraints[0]
-            seen = by_first.get(c0)
-            if seen is None:
-                seen = by_first[c0] = (template and SM.override_text(p) == text,
-                                       value_similarity(index, (c0,), said))
-            exact, sim = seen
-            disclosed = t[DISCLOSED] if c0 in t[DISCLOSED] else t[DISCLOSED] + (c0,)
-            out[i] = (t[SCENARIO], disclosed, t[EXACT] and exact, t[LOGLIK] - beta * (1.0 - sim),
-                      t[TEXT_LL], t[CATEGORY_LL], t[EVIDENCE] + (round(sim, 4),))
-        return out
-    if kind in ("boundary", "no_attribute", "free"):
-        exact, sim = template, 1.0
-        for i, t in tracks.items():
-            out[i] = (t[SCENARIO], t[DISCLOSED], t[EXACT] and exact, t[LOGLIK] - beta * (1.0 - sim),
-                      t[TEXT_LL], t[CATEGORY_LL], t[EVIDENCE] + (round(sim, 4),))
-        return out
-    asked = isinstance(last_ask, str) and last_ask != ""
-    position = SM.ANSWER_POSITION.get(last_ask) if asked else None    # type: ignore[arg-type]
-    credit = not template and bool(said) and kind == "values"
-    # Per predicted reply: exact?, similarity, its mismatch penalty and its trace entry (the same
-    # floats as computing them per candidate).
-    by_values: dict[tuple[str, ...], tuple[bool, float, float, tuple[float]]] = {}
-    answer_at, answer_values = SM.answer_at, SM.answer_values
-    for i, t in tracks.items():
-        p = products[i]
-        disclosed = t[DISCLOSED]
-        if not asked:
-            values: tuple[str, ...] = ()
-        elif position is not None:
-            values = answer_at(p, disclosed, position)
+        firsts, inverse = _per_unique(cards.values[ids, 0])
+        first = np.asarray(firsts, dtype=np.int64)
+        if said:
+            sims = SIM.pair_similarities(index, first, np.full(len(first), NO_VALUE), said)
         else:
-            values = answer_values(p, disclosed, last_ask)   # type: ignore[arg-type]
-        seen = by_values.get(values)
-        if seen is None:
-            sim = _reply_similarity(index, kind, values, said, cfg)
-            seen = by_values[values] = (template and M.reply_message(values, last_ask) == text, sim,
-                                        beta * (1.0 - sim), (round(sim, 4),))
-        exact, sim, penalty, entry = seen
-        if credit:
-            # A shopper may answer with anything the product has, not only the values the
-            # simulator would reveal next: partial credit for words found anywhere on it.
-            sim = max(sim, cfg.any_value_credit * said_coverage(index, i, said))
-            penalty, entry = beta * (1.0 - sim), (round(sim, 4),)
-        if values:
-            disclosed = disclosed + values       # undisclosed by construction (a card's twin value may come twice)
-        out[i] = (t[SCENARIO], disclosed, t[EXACT] and exact, t[LOGLIK] - penalty, t[TEXT_LL], t[CATEGORY_LL],
-                  t[EVIDENCE] + entry)
-    return out
+            sims = np.asarray([value_similarity(index, (cards.value_text[v],), said) for v in firsts], dtype=np.float64)
+        exact = _quoted(index, M.OVERRIDE, text, first) if template else np.zeros(len(first), dtype=bool)
+        disclosed = cards.disclose(ids, tracks.disclosed, np.zeros((n, 1), dtype=np.int64))
+        return _updated(tracks, disclosed, exact[inverse], (beta * (1.0 - sims))[inverse], _rounded(sims)[inverse])
+    if kind in ("boundary", "no_attribute", "free"):
+        sim = 1.0
+        return _updated(tracks, tracks.disclosed, np.full(n, template, dtype=bool),
+                        np.full(n, beta * (1.0 - sim), dtype=np.float64), np.full(n, round(sim, 4), dtype=np.float64))
+    asked = isinstance(last_ask, str) and last_ask != ""
+    if asked:
+        positions, values = cards.revealed(ids, tracks.disclosed, REPLY_COLUMN[M.reply_attribute(last_ask)])
+    else:
+        values = np.full((n, M.VALUES_PER_REPLY), NO_VALUE, dtype=np.int64)
+    replies, inverse = _per_unique(cards.pair_codes(values))
+    codes = np.asarray(replies, dtype=np.int64)
+    sims = _reply_similarities(index, kind, codes, said, cfg)
+    exact = _exact_replies(index, codes, text, last_ask) if template else np.zeros(len(codes), dtype=bool)
+    if not template and bool(said) and kind == "values":
+        # A shopper may answer with anything the product has, not only the values the
+        # simulator would reveal next: partial credit for words found anywhere on it.
+        share = cfg.any_value_credit
+        credited = [max(s, share * said_coverage(index, i, said)) for s, i in zip(sims[inverse].tolist(), ids.tolist())]
+        penalty = np.asarray([beta * (1.0 - s) for s in credited], dtype=np.float64)
+        entry = np.asarray([round(s, 4) for s in credited], dtype=np.float64)
+    else:
+        penalty, entry = (beta * (1.0 - sims))[inverse], _rounded(sims)[inverse]
+    disclosed = cards.disclose(ids, tracks.disclosed, positions) if asked else tracks.disclosed
+    return _updated(tracks, disclosed, exact[inverse], penalty, entry)
 
 
-def _reply_similarity(index: CatalogIndex, kind: str, values: tuple[str, ...], said: frozenset[str],
-                      cfg: Tunables) -> float:
-    """How well a reply matches the values a candidate predicts (before any-value credit)."""
+def _updated(tracks: Tracks, disclosed: np.ndarray, exact: np.ndarray, penalty: np.ndarray,
+             entry: np.ndarray) -> Tracks:
+    """The tracks after one message: disclosed values, exactness, the mismatch penalty, the trace entry."""
+    return tracks.with_columns(disclosed=disclosed, exact=tracks.exact & exact, loglik=tracks.loglik - penalty,
+                               evidence=tracks.evidence + (entry,))
+
+
+def _reply_similarities(index: CatalogIndex, kind: str, codes: np.ndarray, said: frozenset[str],
+                        cfg: Tunables) -> np.ndarray:
+    """How well each distinct predicted reply (pair codes of `starter.cards`) matches the reply that came
+    (before any-value credit)."""
+    base = index.cards.value_count + 1
+    first, second = codes // base - 1, codes % base - 1
+    empty = first < 0
     if kind == "no_preference":
-        return 1.0 if not values else cfg.no_preference_sim
+        return np.where(empty, 1.0, cfg.no_preference_sim)
     if not said:
-        return 1.0                      # nothing said about the product itself (e.g. only a budget)
-    if not values:
-        return cfg.no_values_sim
-    return value_similarity(index, values, said)
+        return np.ones(len(codes), dtype=np.float64)      # nothing said about the product itself (e.g. only a budget)
+    sims = np.full(len(codes), cfg.no_values_sim, dtype=np.float64)
+    sims[~empty] = SIM.pair_similarities(index, first[~empty], second[~empty], said)
+    return sims
+
+
+def _exact_replies(index: CatalogIndex, codes: np.ndarray, text: str, last_ask: str | None) -> np.ndarray:
+    """Which distinct predicted replies are word for word the reply that came (`M.reply_message`)."""
+    exact = np.zeros(len(codes), dtype=bool)
+    none = M.reply_message((), last_ask) == text
+    base = index.cards.value_count + 1
+    if none:
+        exact |= codes == 0                     # the empty prediction (a pair of no values)
+    inner = _slot(M.VALUES, text)
+    if inner is None or not isinstance(last_ask, str) or not last_ask:
+        return exact
+    # The values a reply quotes: the whole slot as one value, or split at a separator into two.
+    id_of = index.clues.id_of
+    quoted = []
+    one = id_of(inner)
+    if one is not None:
+        quoted.append((one + 1) * base)
+    sep = M.VALUE_SEPARATOR
+    at = inner.find(sep)
+    while at >= 0:
+        a, b = id_of(inner[:at]), id_of(inner[at + len(sep):])
+        if a is not None and b is not None:
+            quoted.append((a + 1) * base + b + 1)
+        at = inner.find(sep, at + 1)
+    return exact | np.isin(codes, np.asarray(quoted, dtype=np.int64)) if quoted else exact
+
+
+def _quoted(index: CatalogIndex, template: str, text: str, value_ids: np.ndarray) -> np.ndarray:
+    """Which value ids fill the one slot of `template` to make `text`."""
+    inner = _slot(template, text)
+    got = index.clues.id_of(inner) if inner is not None else None
+    return value_ids == got if got is not None else np.zeros(len(value_ids), dtype=bool)
+
+
+def _slot(template: str, text: str) -> str | None:
+    """What fills the one slot of `template` in `text` (None when `text` is not that template)."""
+    head, tail = M.template_parts(template)
+    if len(text) < len(head) + len(tail) or not text.startswith(head) or not text.endswith(tail):
+        return None
+    return text[len(head):len(text) - len(tail)]
+
+
+def _rounded(sims: np.ndarray) -> np.ndarray:
+    """`round(sim, 4)` of each similarity (Python's rounding, once per distinct value)."""
+    distinct, at = np.unique(sims, return_inverse=True)
+    return np.asarray([round(x, 4) for x in distinct.tolist()], dtype=np.float64)[at.reshape(sims.shape)]
 
 
 def with_soft_facts(index: CatalogIndex, tracks: Tracks, obs: Reading, cfg: Tunables) -> Tracks:
     """Negations and budgets from free text: a product that contradicts them loses weight."""
     if obs.template or (not obs.negated and obs.budget_max is None):
         return tracks
-    out: Tracks = {}
     negated = set(obs.negated)
-    for i, t in tracks.items():
-        p = index.products[i]
-        loglik = t[LOGLIK]
-        if negated:
-            # The words of its title and card values (the same set as tokenising each part).
-            if index.holds_any(i, negated):
-                loglik -= cfg.mismatch_beta * cfg.negation_penalty_share
-        if obs.budget_max is not None and p.price is not None and p.price > obs.budget_max * cfg.budget_slack:
-            loglik -= cfg.mismatch_beta * cfg.over_budget_penalty_share
-        out[i] = t if loglik == t[LOGLIK] else t[:LOGLIK] + (loglik,) + t[TEXT_LL:]
-    return out
+    products = index.products
+    negation = cfg.mismatch_beta * cfg.negation_penalty_share
+    over_budget = cfg.mismatch_beta * cfg.over_budget_penalty_share
+    loglik = tracks.loglik.tolist()
+    for k, i in enumerate(tracks.ids.tolist()):
+        # The words of its title and card values (the same set as tokenising each part).
+        if negated and index.holds_any(i, negated):
+            loglik[k] -= negation
+        price = products[i].price
+        if obs.budget_max is not None and price is not None and price > obs.budget_max * cfg.budget_slack:
+            loglik[k] -= over_budget
+    return tracks.with_columns(loglik=np.asarray(loglik, dtype=np.float64))

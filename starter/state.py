@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from starter.parse import Observation
-from starter.rank import Tracks
+from starter.tracks import TrackTable as Tracks
 from starter.retrieve import Growth, Pool
 from starter.trace import TurnTrace
 from starter.understand import Reading
@@ -55,7 +55,7 @@ class SessionState:
     exhausted: list[str] = field(default_factory=list)         # "no additional preference for A"
     constraints: list[Constraint] = field(default_factory=list)
     pool: Pool | None = None
-    tracks: Tracks = field(default_factory=dict)
+    tracks: Tracks = field(default_factory=Tracks.empty)
     relevance_words: list[str] = field(default_factory=list)   # the free-text query `relevance` answers
     relevance: dict[int, float] = field(default_factory=dict)
     last_good: dict[str, Any] | None = None
@@ -173,13 +173,13 @@ def apply(state: SessionState, event: Event) -> None:
         _message_read(state, event)
     elif isinstance(event, PoolOpened):
         state.pool = event.pool
-        state.tracks = dict(event.tracks)
+        state.tracks = event.tracks
         state.scenario = event.scenario
         state.scenario_certain = event.scenario_certain
         state.people = event.people
     elif isinstance(event, PathReplayed):
         state.pool = event.pool
-        state.tracks = dict(event.tracks)
+        state.tracks = event.tracks
         state.scenario = event.scenario
         state.people = False
         state.card_explained = set(event.card_explained)
@@ -194,9 +194,9 @@ def apply(state: SessionState, event: Event) -> None:
         pool.ids.extend(g.ids)
         pool.present.update(g.ids)
         pool.stages[g.stage] = len(g.ids)
-        state.tracks.update(event.tracks)
+        state.tracks = state.tracks.merged(event.tracks)
     elif isinstance(event, TracksUpdated):
-        state.tracks.update(event.tracks)
+        state.tracks = state.tracks.merged(event.tracks)
     elif isinstance(event, MessageExplained):
         state.card_explained.add(event.turn_index)
     elif isinstance(event, RelevanceComputed):

@@ -105,7 +105,7 @@ class TurnPipeline:
             turn=turn_no, message=obs.text[:500], parsed=_parsed(reading),
             understanding=_understanding_view(understanding) if understanding is not None else None,
             shelf=shelf_view, accepted=tuple(accepted), rejected=tuple(rejected), state=_state_view(state),
-            funnel=funnel, top=tuple(self._row(r, state) for r in ranked[:20]), questions=tuple(questions),
+            funnel=funnel, top=self._rows(ranked[:20], state), questions=tuple(questions),
             commit=T.CommitView(count, decision.reason, decision.expected_value), rerank=rerank_info,
             ask_attribute=ask, recommendations=tuple(r["parent_asin"] for r in recs))))
         return response
@@ -137,7 +137,7 @@ class TurnPipeline:
             turn=turn_no, message=obs.text[:500], parsed=_parsed(reading),
             understanding=_understanding_view(understanding) if understanding is not None else None,
             accepted=tuple(accepted), rejected=tuple(rejected), state=_state_view(state), funnel=funnel,
-            top=tuple(self._row(r, state) for r in ranked[:20]),
+            top=self._rows(ranked[:20], state),
             commit=T.CommitView(count, decision.reason, decision.expected_value),
             understood=PEOPLE.understood(state.readings, facts),
             ask_attribute=ask, recommendations=tuple(r["parent_asin"] for r in recs))))
@@ -189,7 +189,7 @@ class TurnPipeline:
             tracks = RANK.with_relevance(tracks, self._relevance(state, pool.shelf.scored), cfg)
             if scenario == "unknown":
                 best = POSTERIOR.most_probable(index, tracks, cfg)
-                scenario = tracks[best][RANK.SCENARIO] if best is not None else "browsing"
+                scenario = tracks.track(best).scenario if best is not None else "browsing"
             apply(state, PoolOpened(pool, tracks, scenario, reading.template))
         else:
             pool = state.pool
@@ -198,7 +198,7 @@ class TurnPipeline:
                 self._mark_explained(state, reading, tracks)
                 tracks = RANK.with_relevance(tracks, self._relevance(state, pool.shelf.scored), cfg)
             apply(state, TracksUpdated(tracks))
-            no_explanation = not any(t[RANK.EXACT] for i, t in state.tracks.items() if i not in state.excluded)
+            no_explanation = not state.tracks.any_exact(state.excluded)
             if pool.shelf.exact is not None and no_explanation:
                 self._grow(state, RETRIEVE.widen_shelf(index, self.shelves, pool, state.readings[0], cfg))
             if pool.shelf.exact is None:
@@ -212,7 +212,7 @@ class TurnPipeline:
         card evidence reads it better than text relevance would."""
         if reading.template:
             return
-        best = max((t[RANK.EVIDENCE][-1] for t in tracks.values() if t[RANK.EVIDENCE]), default=0.0)
+        best = tracks.last_evidence_max()
         if best >= self.cfg.card_explained_sim:
             apply(state, MessageExplained(state.turn - 1))
 
@@ -244,7 +244,7 @@ class TurnPipeline:
     def _grow(self, state: SessionState, growth: RETRIEVE.Growth) -> None:
         """Add candidates, each with a track replayed from the opening over every later message."""
         assert state.pool is not None
-        tracks: Tracks = {}
+        tracks = Tracks.empty()
         if growth.ids:
             shelf_scores = growth.shelf.scored if growth.shelf is not None else state.pool.shelf.scored
             tracks, _ = RANK.open_tracks(self.index, list(growth.ids), state.readings[0], shelf_scores, self.cfg)
@@ -296,17 +296,19 @@ class TurnPipeline:
         """The contract's list: the first `count` candidates with their probabilities."""
         return [{"parent_asin": self.index.products[r.idx].pid, "score": round(r.prob, 6)} for r in ranked[:count]]
 
-    def _row(self, r: POSTERIOR.Ranked, state: SessionState) -> T.CandidateRow:
-        p = self.index.products[r.idx]
-        scenario = "people" if state.people else state.tracks[r.idx][RANK.SCENARIO]
-        return T.CandidateRow(p.pid, p.title[:120], p.shelf, p.price, p.rating_number, round(r.prob, 6), r.exact,
-                              round(r.log_prior, 4), round(r.loglik, 4), scenario)
+    def _rows(self, ranked: list[POSTERIOR.Ranked], state: SessionState) -> tuple[T.CandidateRow, ...]:
+        """The trace's rows of the first candidates (scenario "people" on the people path)."""
+        scenarios = ["people"] * len(ranked) if state.people else state.tracks.scenarios_of([r.idx for r in ranked])
+        products = self.index.products
+        return tuple(T.CandidateRow(p.pid, p.title[:120], p.shelf, p.price, p.rating_number, round(r.prob, 6), r.exact,
+                                    round(r.log_prior, 4), round(r.loglik, 4), scenario)
+                     for r, scenario in zip(ranked, scenarios) for p in (products[r.idx],))
 
 
 def _horizon_probs(ranked: Sequence[POSTERIOR.Ranked]) -> list[float]:
     """The probabilities the commit policy reads: the first `COMMIT.HORIZON_ITEMS` (a ranked list makes
     its rows only when read, and a people turn ranks hundreds)."""
-    return [r.prob for r in ranked[:COMMIT.HORIZON_ITEMS]]
+    return POSTERIOR.leading_probs(ranked, COMMIT.HORIZON_ITEMS)
 
 
 def _needs(state: SessionState) -> str:

@@ -17,6 +17,7 @@ from starter import ask as ASK
 from starter import commit as COMMIT
 from starter import posterior as POSTERIOR
 from starter import rank as RANK
+from starter.tracks import TrackTable
 from starter import shopper_model as SM
 from starter.agent import Agent
 from starter.catalog import CatalogError, CatalogIndex
@@ -195,8 +196,9 @@ def test_question_values_prefer_a_separating_question(index: CatalogIndex) -> No
     assert values and values[0].value > 0 and values[0].groups > 1
     assert ASK.separable(values)
     # Clones with identical cards cannot be separated once everything is said.
-    clones = {i: RANK.Track(*tracks[i])._replace(disclosed=tuple(index.products[i].constraints))
-              for i in (index.by_pid["T4"], index.by_pid["T5"])}
+    pair = (index.by_pid["T4"], index.by_pid["T5"])
+    every_position = (1 << max(len(index.products[i].constraints) for i in pair)) - 1
+    clones = TrackTable.of_rows(pair, [tracks.track(i)._replace(disclosed=every_position) for i in pair])
     ranked = POSTERIOR.posterior(index, clones, set(), TUNABLES)
     assert not ASK.separable(ASK.value_questions(index, ranked, clones, set(), 3, TUNABLES))
 
@@ -380,27 +382,6 @@ def test_tuned_agent_reads_overrides_and_rejects_typos() -> None:
     assert tunables_from_env({}).prior_alpha == TUNABLES.prior_alpha
     with pytest.raises(ValueError, match="no field"):
         tunables_from_env({"TUNE_prior_alfa": "1"})
-
-
-def test_question_answers_equal_the_reveal_rule_on_random_cards() -> None:
-    """The per-pattern answer plans (shopper_model) give exactly `contest.messages.reveal_each`."""
-    from contest.messages import reveal_each
-    from starter.catalog import Product
-    from starter.config import QUESTION_ATTRIBUTES
-
-    rng = random.Random(7)
-    kinds = ["material", "color", "size", "style", "other", "budget"]
-    for n in range(3000):
-        size = rng.randint(1, 6)
-        values = tuple(rng.choice(["a", "b", "c", "d", "e", "f", "g"]) + str(rng.randint(0, 2)) for _ in range(size))
-        types = tuple(rng.choice(kinds) for _ in range(size))
-        p = Product(n, f"P{n}", "t", "s", None, 0, 0.0, values, types)
-        disclosed = frozenset(v for v in values if rng.random() < 0.4)
-        want = reveal_each(values, types, disclosed, QUESTION_ATTRIBUTES)
-        got = SM.question_answers(p, disclosed)
-        assert got == tuple(want[a] for a in QUESTION_ATTRIBUTES)
-        k = rng.randrange(len(QUESTION_ATTRIBUTES))
-        assert SM.answer_at(p, disclosed, k) == want[QUESTION_ATTRIBUTES[k]]
 
 
 def test_has_value_clue_equals_the_plain_set_check(proxy_agent) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from starter import rank as RANK
+from starter import similarity as SIM
 from starter.memo import RecentMemo
 
 
@@ -32,8 +32,8 @@ def test_an_entry_used_again_moves_back_to_the_young_generation() -> None:
 
 def test_the_card_value_word_memo_keeps_adding_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
     """A memo that stopped adding when full missed on every later card value for good."""
-    monkeypatch.setattr(RANK, "_TOKSET_CACHE", RecentMemo(4))
+    monkeypatch.setattr(SIM, "_TOKSET_CACHE", RecentMemo(4))
     texts = [f"Fabric {k} cotton blend" for k in range(20)]
     for t in texts:
-        assert RANK._tok_words(t) == ("fabric", str(texts.index(t)), "cotton", "blend")
-    assert all(t in RANK._TOKSET_CACHE for t in texts[-4:]) and len(RANK._TOKSET_CACHE) <= 8
+        assert SIM._tok_words(t) == ("fabric", str(texts.index(t)), "cotton", "blend")
+    assert all(t in SIM._TOKSET_CACHE for t in texts[-4:]) and len(SIM._TOKSET_CACHE) <= 8

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from starter import posterior as POSTERIOR
 from starter import rank as RANK
+from starter import similarity as SIM
 from starter.catalog import CatalogIndex
 from starter.config import TUNABLES
 
@@ -24,11 +25,11 @@ def test_memo_values_are_not_tracked_by_the_garbage_collector(small_catalog: Pat
     for i in range(len(ix.products)):
         ix.product_tokens(i)
     for p in ix.products:
-        RANK.value_similarity(ix, p.constraints, frozenset({"cotton", "black"}))
+        SIM.value_similarity(ix, p.constraints, frozenset({"cotton", "black"}))
     gc.collect()
     assert ix._product_tokens and not any(gc.is_tracked(v) for v in ix._product_tokens.values())
     texts = [v for p in ix.products for v in p.constraints]
-    assert all(not gc.is_tracked(RANK._TOKSET_CACHE[t]) for t in texts if t in RANK._TOKSET_CACHE)
+    assert all(not gc.is_tracked(SIM._TOKSET_CACHE[t]) for t in texts if t in SIM._TOKSET_CACHE)
 
 
 def test_product_tokens_hold_each_word_once_in_order(small_catalog: Path) -> None:
@@ -94,8 +95,8 @@ def test_long_messages_share_words_with_values_by_their_words(small_catalog: Pat
     assert len(long_said) > TUNABLES.substring_scan_max_words >= len(short_said)
     for p in ix.products:
         for said in (long_said, short_said, frozenset(f"w{k}" for k in range(30))):
-            fast = RANK.value_similarity(ix, p.constraints, said)
-            pred = frozenset().union(*(RANK._tok_words(v) for v in p.constraints))
+            fast = SIM.value_similarity(ix, p.constraints, said)
+            pred = frozenset().union(*(SIM._tok_words(v) for v in p.constraints))
             common = pred & said
             full = 0.0 if not common else (lambda r, q: 2 * r * q / (r + q))(
                 ix.weight(common) / ix.weight(pred), ix.weight(common) / ix.weight(said))
@@ -122,29 +123,17 @@ def test_holds_any_equals_the_token_check_with_or_without_the_memo(small_catalog
             assert len(cold._product_tokens) < len(cold.products)     # some products were never tokenised
 
 
-def test_tracks_leave_the_garbage_collectors_tracking(small_catalog: Path) -> None:
-    """A candidate's track is a plain tuple that holds no set: once a collection has looked at it,
-    the collector stops tracking it (the live sessions' tracks made each full collection 300-490 ms at a million products)."""
+def test_tracks_are_arrays_the_garbage_collector_does_not_walk(small_catalog: Path) -> None:
+    """The pool's tracks are numeric columns (starter/tracks.py): the collector tracks none of them,
+    however many candidates a session holds (tuple tracks made each full collection 300-490 ms at a
+    million products)."""
     from starter.agent import Agent
     agent = Agent(str(small_catalog))
     agent.reset("s", {})
     agent.respond("s", "I'm looking for Shirts Tees. A key requirement is: cotton.", 1, 10)
     agent.respond("s", "For that, what matters is: color: black; 100% Cotton.", 2, 10)
     tracks = agent.sessions["s"].tracks
-    gc.collect()
-    gc.collect()     # a tuple is untracked once its items are: the inner tuples go first, then the track
-    assert tracks and all(type(t) is tuple and type(t[RANK.DISCLOSED]) is tuple for t in tracks.values())
-    assert not any(gc.is_tracked(t) for t in tracks.values())
-
-
-def test_the_answer_plan_memo_can_hold_every_key_a_card_can_make() -> None:
-    # A plan's key is (the card's value types, which values are disclosed, or () before any is): a card
-    # holds at most CARD_SIZE values of classify()'s kinds, so the keys are few and the memo, which
-    # stops adding when full, never is.
-    from contest import card as CARD
-    from starter import shopper_model as SM
-    kinds = {"budget", "feature"} | {attribute for attribute, _ in CARD._CLASSIFY_RULES}
-    assert {CARD.classify(v) for v in ("budget around $5", "cotton", "black", "size 9", "fit slim", "hiking",
-                                       "anything")} == kinds
-    keys = sum(len(kinds) ** n * (2 ** n + 1) for n in range(1, CARD.CARD_SIZE + 1))
-    assert keys <= SM.PLAN_CACHE_ENTRIES
+    columns = [tracks.ids, tracks.scenario, tracks.disclosed, tracks.exact, tracks.loglik, tracks.text_ll,
+               tracks.category_ll, *tracks.evidence]
+    assert len(tracks) and len(tracks.evidence) == 2
+    assert all(c.dtype != object and len(c) == len(tracks) and not gc.is_tracked(c) for c in columns)

@@ -10,7 +10,7 @@ import pytest
 from starter.catalog import CatalogIndex
 from starter.config import TUNABLES
 from starter.posterior import Ranked, RankedList, count_exact, most_probable, posterior, ranked_by_weight
-from starter.rank import Track
+from starter.tracks import Track, TrackTable
 
 
 @pytest.fixture()
@@ -47,37 +47,42 @@ def _random_tracks(index: CatalogIndex, seed: int, exact_share: float) -> dict[i
     rng = random.Random(seed)
     ids = list(range(len(index.products)))
     rng.shuffle(ids)
-    return {i: Track("buying", (), rng.random() < exact_share, -9.0 * rng.random(),
+    return {i: Track("buying", 0, rng.random() < exact_share, -9.0 * rng.random(),
                      rng.choice([0.0, -5.0 * rng.random()]), rng.choice([0.0, -4.0 * rng.random()]))
             for i in ids}
+
+
+def _table(tracks: dict[int, Track]) -> TrackTable:
+    return TrackTable.of_rows(tracks.keys(), tracks.values())
 
 
 @pytest.mark.parametrize("seed,exact_share", [(1, 0.0), (2, 0.3), (3, 1.0)])
 def test_posterior_is_the_per_candidate_computation_float_for_float(index: CatalogIndex, seed: int,
                                                                     exact_share: float) -> None:
-    tracks = _random_tracks(index, seed, exact_share)
-    ids = list(tracks)
+    rows = _random_tracks(index, seed, exact_share)
+    tracks = _table(rows)
+    ids = list(rows)
     for excluded, doubtful in [(set(), set()), ({ids[0], ids[3]}, set()), (set(), {ids[1], ids[2]}),
                                ({ids[4]}, {ids[4], ids[5]})]:
         got = posterior(index, tracks, excluded, TUNABLES, doubtful)
-        want = _reference(index, tracks, excluded, doubtful)
+        want = _reference(index, rows, excluded, doubtful)
         assert list(got) == want
         assert all(type(r.idx) is int and type(r.prob) is float and type(r.exact) is bool for r in got)
         assert count_exact(got) == count_exact(want) == sum(r.exact for r in want)
-        assert most_probable(index, tracks, TUNABLES) == _reference(index, tracks, set(), set())[0].idx
-        rows = [(r.idx, r.log_weight, r.exact, r.log_prior, r.loglik) for r in reversed(want)]
-        assert list(ranked_by_weight(index, rows)) == _reference_rows(index, rows)
+        assert most_probable(index, tracks, TUNABLES) == _reference(index, rows, set(), set())[0].idx
+        weights = [(r.idx, r.log_weight, r.exact, r.log_prior, r.loglik) for r in reversed(want)]
+        assert list(ranked_by_weight(index, weights)) == _reference_rows(index, weights)
 
 
 def test_the_ranked_list_reads_like_a_list_across_blocks(index: CatalogIndex,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(RankedList, "BLOCK", 2)
-    tracks = _random_tracks(index, 4, 0.5)
-    got = posterior(index, tracks, set(), TUNABLES)
-    want = _reference(index, tracks, set(), set())
+    rows = _random_tracks(index, 4, 0.5)
+    got = posterior(index, _table(rows), set(), TUNABLES)
+    want = _reference(index, rows, set(), set())
     assert len(got) == len(want) and got[0] == want[0] and got[-1] == want[-1] and got[3] == want[3]
     assert got[1:4] == want[1:4] and got[:100] == want and got[::-2] == want[::-2]
     with pytest.raises(IndexError):
         got[len(want)]
-    empty = posterior(index, {}, set(), TUNABLES)
+    empty = posterior(index, TrackTable.empty(), set(), TUNABLES)
     assert len(empty) == 0 and list(empty) == [] and count_exact(empty) == 0 and not empty

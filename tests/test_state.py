@@ -7,7 +7,7 @@ import pytest
 
 from grounding.shelves import ShelfGuess
 from starter.parse import parse_message
-from starter.rank import Track
+from starter.tracks import Track, TrackTable
 from starter.retrieve import Growth, Pool
 from starter.state import (ConstraintsRecorded, Constraint, MessageExplained, MessageRead, PoolGrown, PoolOpened,
                            RelevanceComputed, ResponseSent, SessionState, TracksUpdated, TurnTraced, UsageAdded,
@@ -36,7 +36,7 @@ def opened(scenario: str, certain: bool) -> SessionState:
     state = SessionState("s")
     read(state, TEMPLATE_OPENING)
     apply(state, PoolOpened(Pool([1, 2, 3], {"exact_shelf": 3}, ShelfGuess("Women Shirts", {"Women Shirts": 1.0})),
-                            {i: Track("buying", ()) for i in (1, 2, 3)}, scenario, certain))
+                            TrackTable.of_rows((1, 2, 3), [Track("buying", 0)] * 3), scenario, certain))
     return state
 
 
@@ -94,11 +94,12 @@ def test_refusals_and_no_preference_are_recorded_against_the_last_question() -> 
 def test_pool_growth_tracks_and_caches_change_only_through_events() -> None:
     state = opened("buying", certain=True)
     apply(state, PoolGrown(Growth((7, 8), "widened_shelves", ShelfGuess(None, {"Women Shirts": 1.0, "Tops": 0.5})),
-                           {7: Track("buying", ()), 8: Track("buying", ())}))
+                           TrackTable.of_rows((7, 8), (Track("buying", 0), Track("buying", 0)))))
     assert state.pool.ids == [1, 2, 3, 7, 8] and state.pool.present == {1, 2, 3, 7, 8}
     assert state.pool.stages["widened_shelves"] == 2 and state.pool.shelf.exact is None
-    apply(state, TracksUpdated({7: Track("buying", (), loglik=-1.0)}))
-    assert state.tracks[7].loglik == -1.0 and set(state.tracks) == {1, 2, 3, 7, 8}
+    apply(state, TracksUpdated(TrackTable.of_rows((7,), (Track("buying", 0, loglik=-1.0),))))
+    assert state.tracks.track(7).loglik == -1.0 and state.tracks.ids.tolist() == [1, 2, 3, 7, 8]
+    assert state.tracks.track(8).loglik == 0.0 and 9 not in state.tracks and 7 in state.tracks
     apply(state, MessageExplained(0))
     apply(state, RelevanceComputed(("black",), {1: 1.0}))
     apply(state, ConstraintsRecorded((Constraint("material", "cotton", "template", 1.0, 1),)))

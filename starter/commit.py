@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from contest.rules import MAX_TURNS, TOP_K, hit_reward
 
 
@@ -26,37 +28,42 @@ class CommitDecision:
 HORIZON_ITEMS = TOP_K * MAX_TURNS
 # hit_reward(k, t) for every turn t and rank k, computed once.
 _REWARDS = [[0.0] + [hit_reward(k, t) for k in range(1, TOP_K + 1)] for t in range(MAX_TURNS + 1)]
+_REWARD_ROWS = np.asarray([row[1:] for row in _REWARDS], dtype=np.float64)      # [t][k - 1]
 
 
 def horizon_plan(probs: list[float], turn: int) -> tuple[int, float]:
     """(items to show now, expected value) maximising the remaining turns' score.
 
-    `probs` are the candidates' probabilities in the order they would be shown.
+    `probs` are the candidates' probabilities in the order they would be shown.  Over arrays, every
+    start position of a turn at once, with the scalar programme's floats and its choice rule (the
+    first k whose value beats the best so far by more than 1e-12), k by k (tests/test_commit.py holds
+    it to the scalar loops).
     """
     turns_left = MAX_TURNS - turn + 1
     n = min(len(probs), TOP_K * turns_left)
     if n == 0 or turns_left <= 0:
         return 0, 0.0
-    # best[tau][i]: value of showing items i.. with tau turns left (tau-th from the end).
-    nxt = [0.0] * (n + 1)
+    p = np.zeros(n + TOP_K, dtype=np.float64)
+    p[:n] = probs[:n]
+    at = np.arange(n)[:, None] + np.arange(TOP_K)[None, :]      # k items from i: the items i .. i + k - 1
+    shown = p[at]
+    fits = at < n
+    # value[tau][i]: the best value of showing items i.. with tau turns left; 0 past the last item.
+    nxt = np.zeros(n + TOP_K + 1, dtype=np.float64)
     first_k = 1
     for tau in range(1, turns_left + 1):
-        row = _REWARDS[MAX_TURNS - tau + 1]
-        cur = [0.0] * (n + 1)
-        choice = [0] * (n + 1)
-        for i in range(n - 1, -1, -1):
-            best_v, best_k, acc = -1.0, 1, 0.0
-            m = min(TOP_K, n - i)
-            # k items shown now: probs[i + k - 1] at rank k, then the plan from i + k.
-            for k, p, reward, later in zip(range(1, m + 1), probs[i:i + m], row[1:m + 1], nxt[i + 1:i + m + 1]):
-                acc += p * reward
-                v = acc + later
-                if v > best_v + 1e-12:
-                    best_v, best_k = v, k
-            cur[i], choice[i] = best_v, best_k
-        nxt = cur
-        first_k = choice[0]
-    return first_k, nxt[0]
+        # Showing k items now: the first k shown at ranks 1..k (added in rank order), then the plan from i + k.
+        values = np.cumsum(shown * _REWARD_ROWS[MAX_TURNS - tau + 1], axis=1) + nxt[at + 1]
+        best_v = np.full(n, -1.0)
+        best_k = np.ones(n, dtype=np.int64)
+        for j in range(TOP_K):
+            better = fits[:, j] & (values[:, j] > best_v + 1e-12)
+            best_v = np.where(better, values[:, j], best_v)
+            best_k = np.where(better, j + 1, best_k)
+        nxt = np.zeros(n + TOP_K + 1, dtype=np.float64)
+        nxt[:n] = best_v
+        first_k = int(best_k[0])
+    return first_k, float(nxt[0])
 
 
 def decide(probs: list[float], turn: int, can_separate: bool, pre_override: bool,

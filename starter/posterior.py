@@ -88,7 +88,7 @@ class RankedList(Sequence[Ranked]):
     time when read: a pool of thousands is ranked every turn, and a turn reads rows of its first
     twenty (the rest it reads as arrays, `head`)."""
 
-    BLOCK = 32
+    BLOCK = 20
 
     def __init__(self, idx: np.ndarray, prob: np.ndarray, log_weight: np.ndarray, exact: np.ndarray,
                  log_prior: np.ndarray, loglik: np.ndarray, track_rows: np.ndarray | None = None) -> None:

@@ -19,6 +19,7 @@ from starter.catalog import CatalogIndex
 from starter.config import Tunables
 from starter.cards import NO_VALUE, REPLY_COLUMN
 from starter import similarity as SIM
+from starter.arrays import groups
 from starter.similarity import _tok_set, value_similarity
 from starter.tracks import SCENARIO_CODE as TRACK_SCENARIOS, TrackTable
 from starter.understand import Reading
@@ -75,8 +76,8 @@ def _opening_scenario(obs: Reading) -> str | None:
 
 def _per_unique(codes: np.ndarray) -> tuple[list[int], np.ndarray]:
     """The distinct codes (ascending) and each element's place among them."""
-    uniq, inverse = np.unique(codes, return_inverse=True)
-    return uniq.tolist(), inverse.reshape(codes.shape)
+    uniq, inverse = groups(codes)
+    return uniq.tolist(), inverse
 
 
 def _gathered(per_unique: list, inverse: np.ndarray, dtype: type) -> np.ndarray:
@@ -287,8 +288,8 @@ def _slot(template: str, text: str) -> str | None:
 
 def _rounded(sims: np.ndarray) -> np.ndarray:
     """`round(sim, 4)` of each similarity (Python's rounding, once per distinct value)."""
-    distinct, at = np.unique(sims, return_inverse=True)
-    return np.asarray([round(x, 4) for x in distinct.tolist()], dtype=np.float64)[at.reshape(sims.shape)]
+    values, at = groups(sims)
+    return np.asarray([round(x, 4) for x in values.tolist()], dtype=np.float64)[at]
 
 
 def with_soft_facts(index: CatalogIndex, tracks: Tracks, obs: Reading, cfg: Tunables) -> Tracks:

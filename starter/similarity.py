@@ -13,6 +13,7 @@ from bisect import bisect_left
 import numpy as np
 
 from grounding.words import FILLER, tokens
+from starter.arrays import distinct
 from starter.cards import ValueWords
 from starter.catalog import CatalogIndex
 from starter.config import TUNABLES
@@ -119,5 +120,5 @@ def _pair_words(words: ValueWords, first: np.ndarray, second: np.ndarray) -> tup
         total = int(lengths.sum())
         at = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(starts, lengths)
         parts.append(np.repeat(pairs, lengths) * n_words + words.ids[at])
-    entries = np.unique(np.concatenate(parts))
+    entries = distinct(np.concatenate(parts))
     return entries // n_words, entries % n_words

@@ -7,13 +7,15 @@ instead of decoding dictionaries.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 
 def _plain(value: Any) -> Any:
-    """Tuples and sets as lists, recursively (for JSON)."""
+    """Tuples and sets as lists, named tuples as dicts, recursively (for JSON)."""
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     if isinstance(value, (set, frozenset)):
@@ -99,8 +101,10 @@ class StateView(_Record):
     constraints: tuple[ConstraintRow, ...]
 
 
-@dataclass(frozen=True)
-class CandidateRow(_Record):
+class CandidateRow(NamedTuple):
+    """One of a turn's first candidates (a named tuple: twenty are made every turn, and a frozen
+    dataclass costs six times as much to make)."""
+
     parent_asin: str
     title: str
     shelf: str
@@ -113,8 +117,9 @@ class CandidateRow(_Record):
     scenario: str
 
 
-@dataclass(frozen=True)
-class QuestionRow(_Record):
+class QuestionRow(NamedTuple):
+    """One question's value on a turn (a named tuple, like `CandidateRow`: made for every question, every turn)."""
+
     attribute: str
     value: float          # expected gain in TechnicalScore
     top1_mass: float

@@ -102,7 +102,9 @@ class TrackTable:
                      tuple(float(e[row]) for e in self.evidence))
 
     def scenarios_of(self, ids: list[int]) -> list[str]:
-        rows = self.rows_of(np.asarray(ids, dtype=np.int64))
+        return self.scenarios_at(self.rows_of(np.asarray(ids, dtype=np.int64)))
+
+    def scenarios_at(self, rows: np.ndarray) -> list[str]:
         return [SCENARIOS[c] for c in self.scenario[rows].tolist()]
 
     def last_evidence_max(self) -> float:

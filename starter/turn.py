@@ -32,6 +32,7 @@ from starter.state import (ConstraintsRecorded, Constraint, MessageExplained, Me
 from starter.understand import Reading, Understander, Understanding
 
 _ZERO = (("prompt_tokens", 0), ("completion_tokens", 0))
+TRACE_ROWS = 20          # candidates a turn's trace shows
 
 
 class TurnPipeline:
@@ -105,7 +106,7 @@ class TurnPipeline:
             turn=turn_no, message=obs.text[:500], parsed=_parsed(reading),
             understanding=_understanding_view(understanding) if understanding is not None else None,
             shelf=shelf_view, accepted=tuple(accepted), rejected=tuple(rejected), state=_state_view(state),
-            funnel=funnel, top=self._rows(ranked[:20], state), questions=tuple(questions),
+            funnel=funnel, top=self._rows(ranked, state), questions=tuple(questions),
             commit=T.CommitView(count, decision.reason, decision.expected_value), rerank=rerank_info,
             ask_attribute=ask, recommendations=tuple(r["parent_asin"] for r in recs))))
         return response
@@ -137,7 +138,7 @@ class TurnPipeline:
             turn=turn_no, message=obs.text[:500], parsed=_parsed(reading),
             understanding=_understanding_view(understanding) if understanding is not None else None,
             accepted=tuple(accepted), rejected=tuple(rejected), state=_state_view(state), funnel=funnel,
-            top=self._rows(ranked[:20], state),
+            top=self._rows(ranked, state),
             commit=T.CommitView(count, decision.reason, decision.expected_value),
             understood=PEOPLE.understood(state.readings, facts),
             ask_attribute=ask, recommendations=tuple(r["parent_asin"] for r in recs))))
@@ -296,13 +297,19 @@ class TurnPipeline:
         """The contract's list: the first `count` candidates with their probabilities."""
         return [{"parent_asin": self.index.products[r.idx].pid, "score": round(r.prob, 6)} for r in ranked[:count]]
 
-    def _rows(self, ranked: list[POSTERIOR.Ranked], state: SessionState) -> tuple[T.CandidateRow, ...]:
-        """The trace's rows of the first candidates (scenario "people" on the people path)."""
-        scenarios = ["people"] * len(ranked) if state.people else state.tracks.scenarios_of([r.idx for r in ranked])
+    def _rows(self, ranked: Sequence[POSTERIOR.Ranked], state: SessionState) -> tuple[T.CandidateRow, ...]:
+        """The trace's rows of the first `TRACE_ROWS` candidates (scenario "people" on the people path)."""
+        first = ranked[:TRACE_ROWS]
+        if state.people:
+            scenarios = ["people"] * len(first)
+        elif isinstance(ranked, POSTERIOR.RankedList) and ranked.track_rows is not None:
+            scenarios = state.tracks.scenarios_at(ranked.track_rows[:TRACE_ROWS])
+        else:
+            scenarios = state.tracks.scenarios_of([r.idx for r in first])
         products = self.index.products
         return tuple(T.CandidateRow(p.pid, p.title[:120], p.shelf, p.price, p.rating_number, round(r.prob, 6), r.exact,
                                     round(r.log_prior, 4), round(r.loglik, 4), scenario)
-                     for r, scenario in zip(ranked, scenarios) for p in (products[r.idx],))
+                     for r, scenario in zip(first, scenarios) for p in (products[r.idx],))
 
 
 def _horizon_probs(ranked: Sequence[POSTERIOR.Ranked]) -> list[float]:

@@ -31,8 +31,15 @@ def groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ordered[new], inverse
 
 
-def first_positions(inverse: np.ndarray, count: int) -> np.ndarray:
-    """Each group's first position (`np.unique`'s return_index) from the elements' places."""
-    first = np.full(count, len(inverse), dtype=np.int64)
-    np.minimum.at(first, inverse, np.arange(len(inverse)))
-    return first
+def groups_in_order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the distinct values ascending, each one's first position, each element's place among them):
+    `np.unique(values, return_index=True, return_inverse=True)`, by one stable sort (for a few
+    thousand values; `groups` is the faster one for many)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    new = np.empty(len(values), dtype=bool)
+    new[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
+    inverse = np.empty(len(values), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], order[new], inverse

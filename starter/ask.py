@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from contest.rules import hit_reward
+from starter.arrays import groups_in_order
 from starter.cards import QUESTION_COLUMNS
 from starter.catalog import CatalogIndex
 from starter.config import QUESTION_ATTRIBUTES, Tunables
@@ -36,8 +37,8 @@ def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: TrackTabl
     ids, probs, rows = _leading(ranked, shown, limit, tracks)
     # The far tail cannot change which candidate tops an answer group: the first `limit`, or fewer
     # once they cover `enough` of the mass (the running sum, in ranked order).
-    reached = np.flatnonzero(np.cumsum(probs) >= enough)
-    take = min(len(ids), limit, int(reached[0]) + 1 if len(reached) else len(ids))
+    reached = int(np.searchsorted(np.cumsum(probs), enough))       # the first running sum >= enough
+    take = min(len(ids), limit, reached + 1)
     ids, probs, rows = ids[:take], probs[:take], rows[:take]
     prob_list = probs.tolist()
     mass = sum(prob_list)
@@ -53,8 +54,8 @@ def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: TrackTabl
     n_q = len(QUESTION_ATTRIBUTES)
     span = (cards.value_count + 1) ** 2
     keys = (np.arange(n_q, dtype=np.int64)[:, None] * span + codes).ravel()
-    groups, first, member = np.unique(keys, return_index=True, return_inverse=True)
-    weights = np.tile(shares, n_q)
+    groups, first, member = groups_in_order(keys)
+    weights = np.concatenate([shares] * n_q)
     sums = np.bincount(member, weights=weights, minlength=len(groups))
     squares = np.bincount(member, weights=weights * weights, minlength=len(groups))
     tops = np.zeros(len(groups), dtype=np.float64)
@@ -99,11 +100,14 @@ def _shown_probs(ranked: list[Ranked], shown: set[int]) -> list[float]:
     """The probabilities of the shown candidates, in ranked order (the shown are among the first)."""
     if not shown:
         return []
-    ids, probs, _ = _leading(ranked, set(), len(ranked))
-    at = np.zeros(len(ids), dtype=bool)
-    for i in shown:
-        at |= ids == i
-    return probs[at].tolist()
+    for scope in (len(shown), len(ranked)):          # the shown are the first, as a rule: look there first
+        ids, probs, _ = _leading(ranked, set(), scope)
+        at = np.zeros(len(ids), dtype=bool)
+        for i in shown:
+            at |= ids == i
+        if int(at.sum()) == len(shown) or scope == len(ranked):
+            return probs[at].tolist()
+    return []
 
 
 def separable(values: list[QuestionValue]) -> bool:

@@ -66,14 +66,17 @@ def value_words_of(values: list[str], clue_words: Mapping[str, tuple[str, ...]],
 
 
 def store_value_words(db: sqlite3.Connection, words: ValueWords) -> None:
+    """The words as arrays and the vocabulary as one text (its words are tokens: no line breaks)."""
     db.execute("CREATE TABLE value_words (name TEXT PRIMARY KEY, data BLOB)")
-    db.executemany("INSERT INTO value_words VALUES (?, ?)", [("offsets", words.offsets.astype("<i8").tobytes()),
-                                                            ("ids", words.ids.astype("<i4").tobytes())])
+    db.executemany("INSERT INTO value_words VALUES (?, ?)", [
+        ("offsets", words.offsets.astype("<i8").tobytes()), ("ids", words.ids.astype("<i4").tobytes()),
+        ("vocabulary", "\n".join(words.vocabulary).encode("utf-8"))])
 
 
-def load_value_words(db: sqlite3.Connection, df: Mapping[str, int]) -> ValueWords:
+def load_value_words(db: sqlite3.Connection) -> ValueWords:
     arrays = dict(db.execute("SELECT name, data FROM value_words"))
-    return ValueWords(vocabulary_of(df), np.frombuffer(arrays["offsets"], dtype="<i8"),
+    text = arrays["vocabulary"].decode("utf-8")
+    return ValueWords(text.split("\n") if text else [], np.frombuffer(arrays["offsets"], dtype="<i8"),
                       np.frombuffer(arrays["ids"], dtype="<i4"))
 
 

@@ -149,7 +149,7 @@ class CatalogIndex:
             products, cols = load_products(opened.db)
             df = dict(opened.db.execute("SELECT word, df FROM word_df"))
             *postings, order = read_clue_postings(opened.db)
-            words = load_value_words(opened.db, df)
+            words = load_value_words(opened.db)
         except Exception as exc:   # a damaged file may fail anywhere: the checksum says whether it is damage
             failure = exc
         if not opened.verified():

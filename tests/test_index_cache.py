@@ -24,6 +24,9 @@ def _snapshot(ix: CatalogIndex) -> dict:
         "bm25": ix.bm25(["cotton", "tee", "black", "boot"], 10),
         "bm25_shelf": ix.bm25(["leather"], 5, shelf=ix.products[0].shelf),
         "fulltext": ix.fulltext(["boots", "waterproof", "cottons"], 10),
+        "cards": {name: getattr(ix.cards, name).tolist() for name in ("values", "twins", "pattern", "shelf", "word_idf")},
+        "value_words": (ix.cards.words.vocabulary, ix.cards.words.offsets.tolist(), ix.cards.words.ids.tolist()),
+        "plan": ix.cards._plan.tolist(),
     }
 
 

@@ -96,29 +96,54 @@ def pair_similarities(index: CatalogIndex, first: np.ndarray, second: np.ndarray
             said_ids.append(k)
     if not said_ids:
         return out                   # no said word is a card value word: nothing in common
-    owner, word = _pair_words(cards.words, first, second)
-    idf = cards.word_idf[word]
-    matched = np.bincount(owner, weights=np.where(np.isin(word, said_ids), idf, 0.0), minlength=len(first))
-    some = matched > 0
-    if not some.any():
+    has_second = second >= 0
+    if not has_second.any():         # single values: their own words are distinct, no pass to narrow them
+        owner, word = _words_of(cards.words, first)
+        return _f1(index, cards.word_idf, owner, word, said_ids, said, out, np.arange(len(first)))
+    # Only pairs one of whose values holds a said word can score above 0: found per distinct value first.
+    values = distinct(np.concatenate((first, second[has_second])))
+    owner, word = _words_of(cards.words, values)
+    holds = np.zeros(len(values), dtype=bool)
+    holds[owner[np.isin(word, said_ids)]] = True
+    may = holds[np.searchsorted(values, first)]
+    may[has_second] |= holds[np.searchsorted(values, second[has_second])]
+    some = np.flatnonzero(may)
+    if not len(some):
         return out
-    pred = np.bincount(owner, weights=idf, minlength=len(first))
-    recall = matched[some] / pred[some]
-    precision = matched[some] / index.weight(said)
-    out[some] = 2 * recall * precision / (recall + precision)
+    owner, word = _pair_words(cards.words, first[some], second[some])
+    return _f1(index, cards.word_idf, owner, word, said_ids, said, out, some)
+
+
+def _f1(index: CatalogIndex, word_idf: np.ndarray, owner: np.ndarray, word: np.ndarray, said_ids: list[int],
+        said: frozenset[str], out: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """`out` with the F1 of each owner's words (in order) against `said` written at `at[owner]`."""
+    idf = word_idf[word]
+    matched = np.bincount(owner, weights=np.where(np.isin(word, said_ids), idf, 0.0), minlength=len(at))
+    some = matched > 0
+    if some.any():
+        pred = np.bincount(owner, weights=idf, minlength=len(at))
+        recall = matched[some] / pred[some]
+        precision = matched[some] / index.weight(said)
+        out[at[some]] = 2 * recall * precision / (recall + precision)
     return out
 
 
+def _words_of(words: ValueWords, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position in `values`, word id) for every word of each value, in order (words ascending)."""
+    starts = words.offsets[values]
+    lengths = words.offsets[values + 1] - starts
+    at = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(starts, lengths)
+    return np.repeat(np.arange(len(values)), lengths), words.ids[at].astype(np.int64)
+
+
 def _pair_words(words: ValueWords, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(pair, word id) for every word of each pair's values, each once, sorted by pair then word."""
-    parts = []
+    """(pair, word id) for every word of each pair's values, each once, sorted by pair then word (a value's
+    own words are distinct and ascending, so only pairs of two values need the sort)."""
+    pairs, word = _words_of(words, first)
+    two = np.flatnonzero(second >= 0)
+    if not len(two):
+        return pairs, word
+    more, more_word = _words_of(words, second[two])
     n_words = max(len(words.vocabulary), 1)
-    for column in (first, second):
-        pairs = np.flatnonzero(column >= 0)
-        starts = words.offsets[column[pairs]]
-        lengths = words.offsets[column[pairs] + 1] - starts
-        total = int(lengths.sum())
-        at = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths) + np.repeat(starts, lengths)
-        parts.append(np.repeat(pairs, lengths) * n_words + words.ids[at])
-    entries = distinct(np.concatenate(parts))
+    entries = distinct(np.concatenate((pairs * n_words + word, two[more] * n_words + more_word)))
     return entries // n_words, entries % n_words

@@ -98,6 +98,8 @@ def test_pair_similarities_are_value_similarity_float_for_float(proxy_index: Cat
                 for a, b in zip(first.tolist(), second.tolist())]
         assert got.tolist() == want
         assert 0 < sum(x > 0 for x in want) < len(want)
+        alone = SIM.pair_similarities(proxy_index, first, np.full(len(first), NO_VALUE), said)
+        assert alone.tolist() == [SIM.value_similarity(proxy_index, (texts[a],), said) for a in first.tolist()]
 
 
 def _reply_reference(index: CatalogIndex, tracks: TrackTable, obs: Reading, ask: str) -> list[Track]:

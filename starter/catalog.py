@@ -195,7 +195,7 @@ class CatalogIndex:
                                           "loaded without a numeric price"), rec.missing):
                     counts[what] += missing
                 p = Product(len(products), rec.pid, rec.title, rec.shelf, rec.price, rec.rating_number,
-                            rec.average_rating, rec.constraints, rec.types, rec.audience)
+                            rec.average_rating, rec.constraints, rec.types, rec.audience, rec.store)
                 products.append(p)
                 filler.add({"docs": (p.idx, *rec.docs), "full": (p.idx, *rec.full)})
             records.close()
@@ -261,6 +261,7 @@ class CatalogIndex:
         self.log_prior_array = np.asarray(self.log_prior, dtype=np.float64)     # the same floats
         n = len(products)
         self.idf: dict[str, float] = {t: math.log(1.0 + n / (1.0 + c)) for t, c in df.items()}
+        self.word_df = df              # products whose card values hold the word (brand names are checked against it)
         self.default_idf = math.log(1.0 + n)
         self.cards = CardArrays(cols, words, self.idf_of)
 
@@ -347,6 +348,10 @@ class CatalogIndex:
         cap = self.cfg.common_word_share * len(self.products)
         rare = [w for w in uniq if self._df(table, w) <= cap]
         return rare or uniq
+
+    def text_df(self, word: str) -> int:
+        """Products whose text (any field, porter-stemmed) holds the word: 0 for a word no product uses."""
+        return self._df("full", word)
 
     def _df(self, table: str, word: str) -> int:
         """Products whose text in `table` holds the word (as that table tokenises); memoised, bounded."""

@@ -39,6 +39,7 @@ class Record(NamedTuple):
     constraints: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
     audience: frozenset[str] = frozenset()
+    store: str = ""                   # the brand / store name, as written (trimmed)
     missing: tuple[bool, bool, bool] = (False, False, False)   # title, categories, numeric price
     docs: tuple[str, ...] = ()        # the template path's BM25 texts: title, category path, values + store
     full: tuple[str, ...] = ()        # the people path's: title, category path, features, details, store, description
@@ -103,6 +104,7 @@ def record(row: dict, max_chars: int, types: dict[str, str]) -> Record:
         rating_number=rn if isinstance(rn, int) and not isinstance(rn, bool) and rn > 0 else 0,
         average_rating=number(row.get("average_rating")) or 0.0,
         constraints=constraints, types=tuple(kinds), audience=product_audiences(title, cats or []),
+        store=store.strip() if isinstance(store, str) else "",
         missing=(not (isinstance(row.get("title"), str) and row["title"].strip()), not cats, price is None),
         # BM25 sees what a shopper names: the title, the category path, the card values and the store
         # (not the long marketing text); the people path's table sees every field.

@@ -136,6 +136,13 @@ class Tunables:
     # this band of ratios price / X.  hand-set ("around 50" keeps $53.99, drops $90).
     people_budget_slack: float = 0.1
     people_around_band: tuple[float, float] = (0.6, 1.25)
+    # A brand the shopper names (a catalog store, `grounding.brands`): its products gain this
+    # log-weight, and up to `people_brand_candidates` of them (most reviewed first) join the
+    # candidates when the full-text query missed them (a misspelt name).  hand-set: both persona
+    # halves and the second wording give the same sessions with it as without (BM25 over the store
+    # field already finds a name spelt right); it serves misspelt names (tests/test_brands.py).
+    people_brand: float = 1.0
+    people_brand_candidates: int = 50
     # A people session answering "anything else?" with "no preference" is handed to the template
     # path (replayed) only while everything said holds at most this many content words: a used-up
     # template shopper says little (every hand-off of the perturbed panels and persona halves: 8-24

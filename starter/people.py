@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from grounding.audience import AUDIENCE_WORDS, shopper_audiences
+from grounding.brands import BrandMatcher, BrandMention, BrandRejection
 from grounding.budget import BUDGET_WORDS, PRICE_CUES, Budget, names_price, parse_budget
 from grounding.shelves import ShelfMatcher
 from grounding.words import STOP, tokens
@@ -74,23 +75,79 @@ class Facts:
     audiences: frozenset[str]
     negated: frozenset[str]
     budget: Budget | None
+    brands: tuple[str, ...] = ()                        # catalog store names, in the order said
+    brand_mentions: tuple[BrandMention, ...] = ()       # the latest message's, and its refusals
+    brand_refusals: tuple[BrandRejection, ...] = ()
 
 
-def conversation_facts(readings: list[Reading]) -> Facts:
-    """Audiences named, negated words, and the latest budget said."""
+MEMO_ENTRIES = 4096       # messages whose brands are remembered (emptied when full)
+
+
+class Brands:
+    """The catalog's store names for people turns, read on first use (template sessions never need them)."""
+
+    def __init__(self, index: CatalogIndex) -> None:
+        self.index = index
+        self._matcher: BrandMatcher | None = None
+        self._products: dict[str, list[int]] | None = None
+        self._read: dict[str, tuple[list[BrandMention], list[BrandRejection]]] = {}
+
+    def read(self, text: str) -> tuple[list[BrandMention], list[BrandRejection]]:
+        """The brands a message names (memoised: a conversation's messages are read again every turn)."""
+        got = self._read.get(text)
+        if got is None:
+            got = self.matcher().read(text)
+            if len(self._read) >= MEMO_ENTRIES:
+                self._read.clear()
+            self._read[text] = got
+        return got
+
+    def matcher(self) -> BrandMatcher:
+        if self._matcher is None:
+            sizes: dict[str, int] = {}
+            for p in self.index.products:
+                if p.store:
+                    sizes[p.store] = sizes.get(p.store, 0) + 1
+            df = self.index.word_df
+            self._matcher = BrandMatcher(sizes, lambda w: df.get(w, 0), self.index.text_df, everyday=PEOPLE_STOP)
+        return self._matcher
+
+    def products_of(self, store: str) -> list[int]:
+        """The store's products, most reviewed first (tie: parent_asin)."""
+        if self._products is None:
+            by_store: dict[str, list[int]] = {}
+            products = self.index.products
+            for i in self.index.popular:
+                name = products[i].store
+                if name:
+                    by_store.setdefault(name, []).append(i)
+            self._products = by_store
+        return self._products.get(store, [])
+
+
+def conversation_facts(readings: list[Reading], brands: Brands | None = None) -> Facts:
+    """Audiences named, negated words, the latest budget said, and the brands named."""
     audiences: set[str] = set()
     negated: set[str] = set()
     budget: Budget | None = None
+    named: list[str] = []
+    mentions: list[BrandMention] = []
+    refusals: list[BrandRejection] = []
     for r in readings:
         if r.template:
             continue
+        if brands is not None:
+            mentions, refusals = brands.read(r.text)
+            named += [m.store for m in mentions if m.store not in named]
         audiences |= shopper_audiences(r.text)
         negated |= set(r.negated)
         if names_price(r.text) or set(tokens(r.text)) & PRICE_CUES:
             got = parse_budget(r.text)
             if got is not None:
                 budget = got
-    return Facts(frozenset(audiences), frozenset(negated), budget)
+    last_is_free = bool(readings) and not readings[-1].template
+    return Facts(frozenset(audiences), frozenset(negated), budget, tuple(named),
+                 tuple(mentions) if last_is_free else (), tuple(refusals) if last_is_free else ())
 
 
 def budget_penalty(price: float | None, budget: Budget | None, cfg: Tunables) -> float:
@@ -110,12 +167,19 @@ def budget_penalty(price: float | None, budget: Budget | None, cfg: Tunables) ->
     return 0.0
 
 
-def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, shown: set[int], cfg: Tunables
-                ) -> tuple[RankedList, dict[str, int]]:
+def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, shown: set[int], cfg: Tunables,
+                brands: Brands | None = None) -> tuple[RankedList, dict[str, int]]:
     """Candidates by posterior probability (tie: popularity, then parent_asin), and the funnel."""
     words = query_words(readings)
     hits = index.fulltext(words, cfg.people_candidates)
     funnel = {"query_words": len(words), "fulltext": len(hits)}
+    if facts.brands and brands is not None:
+        # A named brand's products the text query missed (a misspelt name): the most reviewed join.
+        have = {i for i, _ in hits}
+        extra = [i for store in facts.brands for i in brands.products_of(store)[:cfg.people_brand_candidates]
+                 if i not in have]
+        hits = hits + [(i, 0.0) for i in dict.fromkeys(extra)]
+        funnel["brand"] = len(hits) - funnel["fulltext"]
     if not hits:
         hits = [(i, 0.0) for i in index.popular[:cfg.people_candidates]]
         funnel["popularity_floor"] = len(hits)
@@ -127,6 +191,8 @@ def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, show
         lw = cfg.people_text_beta * max(0.0, s) / top
         if facts.audiences and p.audience:
             lw += cfg.people_audience if p.audience & facts.audiences else -cfg.people_audience
+        if facts.brands and p.store in facts.brands:
+            lw += cfg.people_brand
         if facts.negated and index.holds_any(i, facts.negated):
             lw -= cfg.people_negation_penalty
         lw -= cfg.people_budget_penalty * budget_penalty(p.price, facts.budget, cfg)
@@ -143,6 +209,7 @@ _AUDIENCE_LABEL = {"women": "women's", "men": "men's", "girls": "girls'", "boys"
 def understood(readings: list[Reading], facts: Facts) -> tuple[str, ...]:
     """What the agent understood so far, in a shopper's words: "women's · black · leather · under $80"."""
     out = [_AUDIENCE_LABEL[a] for a in ("women", "men", "girls", "boys", "baby") if a in facts.audiences]
+    out += list(facts.brands)
     for r in readings:
         if not r.template:
             out += [w for w in (*r.colors, *r.materials) if w not in out]

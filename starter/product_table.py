@@ -20,7 +20,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 _SEP = "\x1f"
-_LABEL_KINDS = ("shelf", "types", "audience")
+_LABEL_KINDS = ("shelf", "types", "audience", "store")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,7 @@ class Product:
     constraints: tuple[str, ...]   # hard + soft, reveal order
     types: tuple[str, ...]         # classify() of each constraint
     audience: frozenset[str] = frozenset()   # who it is for (grounding.audience), empty if not said
+    store: str = ""                # the brand / store name as the catalog writes it ("" if none)
 
 
 @dataclass(frozen=True)
@@ -119,11 +120,14 @@ def store(db: sqlite3.Connection, products: list[Product], cols: ProductColumns)
     db.executemany("INSERT INTO card_values VALUES (?, ?)", enumerate(cols.values))
     audiences: dict[frozenset[str], int] = {}
     audience_ids = [audiences.setdefault(p.audience, len(audiences)) for p in products]
+    stores: dict[str, int] = {}
+    store_ids = [stores.setdefault(p.store, len(stores)) for p in products]
     db.execute("CREATE TABLE labels (kind TEXT, id INTEGER, label TEXT, PRIMARY KEY (kind, id))")
     db.executemany("INSERT INTO labels VALUES (?, ?, ?)",
                    [("shelf", k, s) for k, s in enumerate(cols.shelves)]
                    + [("types", k, _joined(t)) for k, t in enumerate(cols.type_patterns)]
-                   + [("audience", k, _joined(sorted(a))) for k, a in enumerate(audiences)])
+                   + [("audience", k, _joined(sorted(a))) for k, a in enumerate(audiences)]
+                   + [("store", k, name) for k, name in enumerate(stores)])
     pid_text, pid_offsets = _text_column([p.pid for p in products])
     title_text, title_offsets = _text_column([p.title for p in products])
     arrays: dict[str, bytes | np.ndarray] = {
@@ -133,7 +137,8 @@ def store(db: sqlite3.Connection, products: list[Product], cols: ProductColumns)
         "average_rating": np.asarray([p.average_rating for p in products], dtype="<f8"),
         "card_values": cols.card_values.astype("<i4"), "card_offsets": cols.card_offsets.astype("<i8"),
         "shelf": cols.shelf.astype("<i4"), "types": cols.types.astype("<i4"),
-        "audience": np.asarray(audience_ids, dtype="<i4"), "popular": np.asarray(cols.popular, dtype="<i4")}
+        "audience": np.asarray(audience_ids, dtype="<i4"), "store": np.asarray(store_ids, dtype="<i4"),
+        "popular": np.asarray(cols.popular, dtype="<i4")}
     db.execute("CREATE TABLE product_arrays (name TEXT PRIMARY KEY, data BLOB)")
     db.executemany("INSERT INTO product_arrays VALUES (?, ?)",
                    ((k, a if isinstance(a, bytes) else a.tobytes()) for k, a in arrays.items()))
@@ -164,12 +169,13 @@ def load(db: sqlite3.Connection) -> tuple[list[Product], ProductColumns]:
     columns = (titles, map(labels["shelf"].__getitem__, shelf.tolist()), prices,
                array("rating_number", "<i8").tolist(), array("average_rating", "<f8").tolist(),
                map(types.__getitem__, type_ids.tolist()),
-               map(audiences.__getitem__, array("audience", "<i4").tolist()))
+               map(audiences.__getitem__, array("audience", "<i4").tolist()),
+               map(labels["store"].__getitem__, array("store", "<i4").tolist()))
     if not n == len(titles) == len(prices) == len(offsets) - 1 == len(shelf):
         raise sqlite3.DatabaseError("product arrays disagree in length")
-    products = [Product(idx, pid, title, s, price, rn, ar, tuple(flat[a:b]), t, u)
-                for idx, pid, a, b, title, s, price, rn, ar, t, u in zip(range(n), pids, offsets, offsets[1:],
-                                                                         *columns)]
+    products = [Product(idx, pid, title, s, price, rn, ar, tuple(flat[a:b]), t, u, store)
+                for idx, pid, a, b, title, s, price, rn, ar, t, u, store in zip(range(n), pids, offsets, offsets[1:],
+                                                                             *columns)]
     popular = array("popular", "<i4").tolist()
     return products, ProductColumns(values, card_values, card_offsets, labels["shelf"], shelf, popular, types, type_ids)
 

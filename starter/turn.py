@@ -46,6 +46,7 @@ class TurnPipeline:
         self.cfg = cfg
         self.understander = understander
         self.reranker = reranker
+        self.brands = PEOPLE.Brands(index)
 
     def play(self, state: SessionState, user_message: Any, turn: Any, top_k: Any) -> dict:
         """Answer one shopper message; returns the contract's response dict."""
@@ -118,8 +119,8 @@ class TurnPipeline:
         plain words (starter/people.py)."""
         cfg, index = self.cfg, self.index
         shown_before = set(state.doubtful) | set(state.excluded)
-        facts = PEOPLE.conversation_facts(state.readings)
-        ranked, funnel = PEOPLE.rank_people(index, state.readings, facts, shown_before, cfg)
+        facts = PEOPLE.conversation_facts(state.readings, self.brands)
+        ranked, funnel = PEOPLE.rank_people(index, state.readings, facts, shown_before, cfg, self.brands)
         # Asked to see more, or nothing left to say: the horizon DP picks how many to show.
         exhausted = (reading.kind == "no_attribute" and state.turn > 1) or bool(MORE_OPTIONS_CUE.search(reading.text))
         decision = COMMIT.decide(_horizon_probs(ranked), turn_no, not exhausted, False, cfg.people_insurance_turn)
@@ -133,6 +134,9 @@ class TurnPipeline:
         accepted = [_grounded_row(g) for g in understanding.accepted] if understanding is not None else []
         rejected = [T.RejectionRow(r.value, r.reason, r.attribute, r.source)
                     for r in (understanding.rejected if understanding is not None else [])]
+        accepted += [T.ConstraintRow("brand", m.store, m.source, 1.0, evidence=m.said) for m in facts.brand_mentions]
+        rejected += [T.RejectionRow(r.said, f"{r.reason} (store {r.store!r})", "brand", "catalog")
+                     for r in facts.brand_refusals]
         funnel["live"] = len(ranked)
         apply(state, TurnTraced(T.TurnTrace(
             turn=turn_no, message=obs.text[:500], parsed=_parsed(reading),

@@ -1,0 +1,76 @@
+"""Brands a shopper names: read against the catalog's store names, refused when they are everyday words."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from grounding.brands import BrandMatcher
+from tests.conftest import CATS_BOOTS, CATS_TEES, product
+
+SIZES = {"Rockport": 30, "French Connection": 12, "Black": 4, "Generic": 40, "Ora": 9, "Fruit of the Loom": 25,
+         "Love": 3, "The Classic": 6}
+CARD_DF = {"black": 900, "generic": 400, "love": 2, "leather": 700, "classic": 300}
+
+
+def _matcher(text_words: frozenset[str] = frozenset()) -> BrandMatcher:
+    return BrandMatcher(SIZES, lambda w: CARD_DF.get(w, 0), lambda w: 5 if w in text_words else 0,
+                        everyday=frozenset({"love", "looking"}))
+
+
+def test_store_names_are_read_whole_longest_first() -> None:
+    found, refused = _matcher().read("Looking for French Connection or fruit of the loom, not Rockport!")
+    assert [(m.store, m.said, m.source) for m in found] == [
+        ("Fruit of the Loom", "fruit of the loom", "exact"), ("French Connection", "french connection", "exact"),
+        ("Rockport", "rockport", "exact")]
+    assert refused == []
+
+
+def test_everyday_short_and_common_names_are_refused_with_a_reason() -> None:
+    matcher = _matcher()
+    assert [m.store for m in matcher.read("Looking for French Connection")[0]] == ["French Connection"]
+    found, refused = matcher.read("a black generic tee from ora, I love it, in the classic cut")
+    assert found == []
+    assert {(r.said, r.store): r.reason for r in refused} == {
+        ("black", "Black"): "product words on many more products than the store has",
+        ("generic", "Generic"): "product words on many more products than the store has",
+        ("the classic", "The Classic"): "product words on many more products than the store has"}
+    assert matcher.unreadable == {"Ora": "too short to tell a brand from a word",
+                                  "Love": "everyday words, not read as a brand"}
+
+
+def test_a_misspelt_one_word_name_is_read_only_when_no_product_text_uses_the_word() -> None:
+    found, _ = _matcher().read("rokport loafers, or rcokport")
+    assert [(m.store, m.said, m.source) for m in found] == [("Rockport", "rokport", "fuzzy")]
+    assert [m.said for m in _matcher().read("rcokport loafers")[0]] == ["rcokport"]   # a swap is one slip
+    assert _matcher(frozenset({"rokport"})).read("rokport loafers")[0] == []      # a word the catalog uses
+    assert _matcher().read("rackpirt loafers")[0] == []                            # too far from any name
+
+
+def test_a_people_turn_shows_a_misspelt_brand_and_says_it_understood_it(tmp_path: Path) -> None:
+    from starter.agent import Agent
+    rows = [product(f"X{k}", f"Leather loafer {k}", ["Leather", "Slip-on"], CATS_BOOTS, 500 - k) for k in range(6)]
+    rows += [product(f"T{k}", f"Cotton tee {k}", ["100% Cotton"], CATS_TEES, 300 - k) for k in range(12)]
+    # The brand's loafer reads like the others and is the least reviewed: only the brand puts it first.
+    rows.append(dict(product("R1", "Leather loafer 9", ["Leather", "Slip-on"], CATS_BOOTS, 20), store="Rockport"))
+    path = tmp_path / "catalog.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    agent = Agent(str(path), index_cache=False)
+    agent.reset("s", {})
+    reply = agent.respond("s", "hi, I want a pair of rokport leather loafers for my dad please", 1, 10)
+    turn = agent.trace("s").turns[-1]
+    assert reply["recommendations"][0]["parent_asin"] == "R1"
+    assert "Rockport" in turn.understood
+    assert [(c.attribute, c.value, c.source, c.evidence) for c in turn.accepted if c.attribute == "brand"] \
+        == [("brand", "Rockport", "fuzzy", "rokport")]
+
+
+def test_the_misspelt_brand_cards_change_only_the_store_name() -> None:
+    from scripts.misspell_brands import misspelt, with_misspelt_brand
+    assert (misspelt("Rockport"), misspelt("UGG"), misspelt("Casio")) == ("Rcokport", "UGGG", "Csaio")
+    card = {"sample_id": "p1", "ground_truth": {"parent_asin": "X"}, "opening": "rockport loafers, Rockport only",
+            "answers": {"brand": "Rockport.", "color": None}, "other": ["rockports are nice"]}
+    got = with_misspelt_brand(card, "Rockport")
+    assert got is not None and got["opening"] == "Rcokport loafers, Rcokport only"
+    assert got["answers"] == {"brand": "Rcokport.", "color": None} and got["other"] == ["rockports are nice"]
+    assert card["opening"] == "rockport loafers, Rockport only"                  # the input is not changed
+    assert with_misspelt_brand(card, "Hanes") is None and with_misspelt_brand(card, "") is None

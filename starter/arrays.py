@@ -21,21 +21,21 @@ def distinct(values: np.ndarray) -> np.ndarray:
 def groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct values ascending, each element's place among them):
     `np.unique(values, return_inverse=True)`."""
-    order = np.argsort(values)
-    ordered = values[order]
-    new = np.empty(len(values), dtype=bool)
-    new[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    inverse = np.empty(len(values), dtype=np.int64)
-    inverse[order] = np.cumsum(new) - 1
-    return ordered[new], inverse
+    unique, _, inverse = _grouped(values, "quicksort")
+    return unique, inverse
 
 
 def groups_in_order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(the distinct values ascending, each one's first position, each element's place among them):
     `np.unique(values, return_index=True, return_inverse=True)`, by one stable sort (for a few
     thousand values; `groups` is the faster one for many)."""
-    order = np.argsort(values, kind="stable")
+    return _grouped(values, "stable")
+
+
+def _grouped(values: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(distinct values, the sorted order's position of each one's first element, each element's
+    group); with a stable sort that position is its first occurrence."""
+    order = np.argsort(values, kind=kind)
     ordered = values[order]
     new = np.empty(len(values), dtype=bool)
     new[:1] = True

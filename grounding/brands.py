@@ -3,9 +3,9 @@
 Nothing is read as a brand unless a catalog store has that name.  The
 message's word sequences (up to `max_words`) are looked up among the store
 names as lower-cased words; a single long word that is no catalog word may be
-a misspelt one-word store name (one slip -- a letter wrong, missing, extra, or
-two swapped -- in a word of `fuzzy_min_chars` letters or more, two from
-`fuzzy_long_chars`) when no product's text uses it.  A
+a misspelt store name (one slip -- a letter wrong, missing, extra, or two
+swapped -- in `fuzzy_min_chars` letters or more, two from `fuzzy_long_chars`)
+when one of its words is no word any product's text uses.  A
 store name that is an everyday product word ("Black", "Classic": the catalog's
 cards use the word on many more products than the store has) is refused when
 said, with its reason, as every other grounding is; one that is only everyday
@@ -67,7 +67,17 @@ class BrandMatcher:
             else:
                 by_words.setdefault(words, []).append(name)
         self.by_words = by_words
-        self.single = sorted(w[0] for w in by_words if len(w) == 1 and len(w[0]) >= fuzzy_min_chars)
+        # For misspelt names: per number of words, the names' words joined by a space (long enough to
+        # tell a slip from another word), and the store each stands for.
+        self.fuzzy_names: dict[int, list[str]] = {}
+        self.by_joined: dict[str, str] = {}
+        for words, names in by_words.items():
+            joined = " ".join(words)
+            if len(joined) >= fuzzy_min_chars:
+                self.fuzzy_names.setdefault(len(words), []).append(joined)
+                self.by_joined[joined] = names[0]
+        for choices in self.fuzzy_names.values():
+            choices.sort()
 
     def read(self, text: str) -> tuple[list[BrandMention], list[BrandRejection]]:
         """The stores a message names (each once, in the order said) and the names refused."""
@@ -89,15 +99,27 @@ class BrandMatcher:
                     continue
                 used[i:i + n] = [True] * n
                 found.append(BrandMention(store, said, "exact"))
-        for i, w in enumerate(words):
-            if used[i] or len(w) < self.fuzzy_min_chars or w in self.everyday or not self.single \
-                    or self.word_df(w) > 0 or self.text_df(w) > 0:
-                continue
-            slips = 1 if len(w) < self.fuzzy_long_chars else 2
-            got = process.extractOne(w, self.single, scorer=DamerauLevenshtein.distance, score_cutoff=slips)
-            if got is not None:
-                store = self.by_words[(got[0],)][0]
-                found.append(BrandMention(store, w, "fuzzy"))
+        # A misspelt name: a run of words, one of them no catalog word at all, within a slip or two of a
+        # store name of as many words.
+        unknown = [not used[i] and w not in self.everyday and self.word_df(w) == 0 and self.text_df(w) == 0
+                   for i, w in enumerate(words)]
+        for n in range(min(self.max_words, len(words)), 0, -1):
+            choices = self.fuzzy_names.get(n)
+            for i in range(len(words) - n + 1):
+                if not choices or any(used[i:i + n]) or not any(unknown[i:i + n]):
+                    continue
+                said = " ".join(words[i:i + n])
+                if len(said) < self.fuzzy_min_chars:
+                    continue
+                slips = 1 if len(said) < self.fuzzy_long_chars else 2
+                got = process.extractOne(said, choices, scorer=DamerauLevenshtein.distance, score_cutoff=slips)
+                if got is None:
+                    continue
+                store = self.by_joined[got[0]]
+                if n > 1 and self._refusal(got[0].split(" "), store):
+                    continue      # "the clasic": a slip away from product words; one misspelt word is no such word
+                used[i:i + n] = [True] * n
+                found.append(BrandMention(store, said, "fuzzy"))
         seen: set[str] = set()
         return [m for m in found if not (m.store in seen or seen.add(m.store))], refused
 

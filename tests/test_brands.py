@@ -42,6 +42,9 @@ def test_a_misspelt_one_word_name_is_read_only_when_no_product_text_uses_the_wor
     found, _ = _matcher().read("rokport loafers, or rcokport")
     assert [(m.store, m.said, m.source) for m in found] == [("Rockport", "rokport", "fuzzy")]
     assert [m.said for m in _matcher().read("rcokport loafers")[0]] == ["rcokport"]   # a swap is one slip
+    two = _matcher().read("a dress from frnech connection")[0]
+    assert [(m.store, m.said, m.source) for m in two] == [("French Connection", "frnech connection", "fuzzy")]
+    assert _matcher(frozenset({"frnech", "connection", "dress"})).read("a dress from frnech connection")[0] == []
     assert _matcher(frozenset({"rokport"})).read("rokport loafers")[0] == []      # a word the catalog uses
     assert _matcher().read("rackpirt loafers")[0] == []                            # too far from any name
 

@@ -24,6 +24,7 @@ from starter.trace import QuestionRow as QuestionValue
 
 __all__ = ["QuestionValue", "separable", "value_questions"]
 
+
 def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: TrackTable, shown: set[int], turn: int,
                     cfg: Tunables) -> list[QuestionValue]:
     """Every question's value, best first (ties: concentration, then attribute order).

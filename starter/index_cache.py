@@ -39,10 +39,12 @@ from contest.paths import INDEX_CACHE_ENV
 log = logging.getLogger(__name__)
 
 # Bump when the layout of the cache file changes.
-INDEX_FORMAT = 4          # 2: the clue index's postings stored; no clue_words table; 3: products as id arrays; 4: value words
+# 2: the clue index's postings stored, no clue_words table; 3: products as id arrays; 4: the card values' words,
+# each product's store.
+INDEX_FORMAT = 4
 # Modules whose code decides what the index holds: a change to any of them is a new key.
 INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.clues", "grounding.words",
-              "starter.catalog", "starter.catalog_rows", "starter.fts_tables", "starter.index_cache",
+              "starter.cards", "starter.catalog", "starter.catalog_rows", "starter.fts_tables", "starter.index_cache",
               "starter.product_table")
 # Tunables read while building (the others are applied at query or load time).
 INDEX_TUNABLES = ("max_field_chars",)

@@ -41,7 +41,8 @@ def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tuna
     Over the tracks' columns, with the floats of the per-candidate computation it replaced
     (tests/test_posterior.py): the same additions in the same order.
     """
-    ids, exact, loglik, text_ll, category_ll = tracks.ids, tracks.exact, tracks.loglik, tracks.text_ll, tracks.category_ll
+    ids, exact, loglik = tracks.ids, tracks.exact, tracks.loglik
+    text_ll, category_ll = tracks.text_ll, tracks.category_ll
     rows = np.arange(len(ids))
     if excluded:
         live = ~np.isin(ids, _id_array(excluded))

@@ -60,8 +60,10 @@ class TrackTable:
         if len(depth) > 1:
             raise ValueError("tracks of one table read the same messages: evidence lengths differ")
         n_ev = depth.pop() if depth else 0
-        return cls(np.asarray(ids, dtype=np.int64), np.asarray([SCENARIO_CODE[t.scenario] for t in rows], dtype=np.int8),
-                   np.asarray([t.disclosed for t in rows], dtype=np.uint8), np.asarray([t.exact for t in rows], dtype=bool),
+        return cls(np.asarray(ids, dtype=np.int64),
+                   np.asarray([SCENARIO_CODE[t.scenario] for t in rows], dtype=np.int8),
+                   np.asarray([t.disclosed for t in rows], dtype=np.uint8),
+                   np.asarray([t.exact for t in rows], dtype=bool),
                    *(np.asarray([getattr(t, f) for t in rows], dtype=np.float64)
                      for f in ("loglik", "text_ll", "category_ll")),
                    tuple(np.asarray([t.evidence[k] for t in rows], dtype=np.float64) for k in range(n_ev)))

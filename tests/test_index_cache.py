@@ -268,3 +268,13 @@ def test_the_stored_clue_postings_are_what_the_clue_index_computes(small_catalog
     stored = ClueIndex(loaded, frozenset(), GROUNDING)
     assert computed.postings and computed.postings == stored.postings
     assert computed.clue_mass == stored.clue_mass and computed.clue_list == stored.clue_list
+
+
+def test_every_module_that_writes_an_index_table_is_part_of_the_key() -> None:
+    """A module that writes a table into the index file decides what a cache holds: a change to its
+    code must give a new key (the session journal is no index table)."""
+    from starter.index_cache import INDEX_CODE
+    root = Path(__file__).resolve().parent.parent
+    writers = {f"starter.{p.stem}" for p in (root / "starter").glob("*.py")
+               if "CREATE TABLE" in p.read_text(encoding="utf-8") and p.stem != "sessions"}
+    assert writers and writers <= set(INDEX_CODE), sorted(writers - set(INDEX_CODE))

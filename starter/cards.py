@@ -139,16 +139,14 @@ class CardArrays:
         return out
 
     def pair_codes(self, value_ids: np.ndarray) -> np.ndarray:
-        """One int64 per revealed pair of value ids (`NO_VALUE` included), equal iff the pairs are equal."""
+        """One int64 per revealed pair of value ids (`NO_VALUE` included), equal iff the pairs are equal;
+        the pair of no values is 0."""
         return (value_ids[..., 0] + 1) * (self.value_count + 1) + (value_ids[..., 1] + 1)
 
-    def pair_values(self, code: int) -> tuple[str, ...]:
-        """The value strings of a pair code, in reveal order."""
-        out = []
-        for v in divmod(code, self.value_count + 1):
-            if v:
-                out.append(self.value_text[v - 1])
-        return tuple(out)
+    def split_codes(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (first, second) value ids of pair codes (`NO_VALUE` where none): `pair_codes` undone."""
+        first, second = np.divmod(codes, self.value_count + 1)
+        return first - 1, second - 1
 
 
 def _plan_table(patterns: list[tuple[str, ...]], width: int) -> np.ndarray:

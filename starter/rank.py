@@ -74,12 +74,6 @@ def _opening_scenario(obs: Reading) -> str | None:
     return None
 
 
-def _per_unique(codes: np.ndarray) -> tuple[list[int], np.ndarray]:
-    """The distinct codes (ascending) and each element's place among them."""
-    uniq, inverse = groups(codes)
-    return uniq.tolist(), inverse
-
-
 def _gathered(per_unique: list, inverse: np.ndarray, dtype: type) -> np.ndarray:
     """A value worked out once per distinct code, for every element (the same Python floats)."""
     return np.asarray(per_unique, dtype=dtype)[inverse] if per_unique else np.zeros(len(inverse), dtype=dtype)
@@ -113,16 +107,12 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
             value_ids = np.full(n, -1, dtype=np.int64)
         else:
             value_ids = cards.values[rows, cards.lengths[rows] - 1 if scenario == "intent_override" else 0]
-        uniq, inverse = _per_unique(value_ids)
-        values = np.asarray(uniq, dtype=np.int64)
+        values, inverse = groups(value_ids)
         said_id = index.clues.id_of(obs.value_text) if obs.value_text is not None else None
         exact = (values < 0) | (values == (said_id if said_id is not None else -2))
         sims = np.ones(len(values), dtype=np.float64)
-        if template_said:
-            sims[~exact] = SIM.pair_similarities(index, values[~exact], np.full(int((~exact).sum()), NO_VALUE),
-                                                 template_said)
-        else:
-            sims[~exact] = [value_similarity(index, (text[v],), template_said) for v in values[~exact].tolist()]
+        sims[~exact] = SIM.pair_similarities(index, values[~exact], np.full(int((~exact).sum()), NO_VALUE),
+                                             template_said)
         disclosed = cards.twins[rows, 0] if scenario == "buying" and n else np.zeros(n, dtype=np.uint8)
         return TrackTable(rows, np.full(n, TRACK_SCENARIOS[scenario], dtype=np.int8), disclosed, exact[inverse],
                           (-mismatch_beta * (1.0 - sims))[inverse], np.zeros(n, dtype=np.float64), cat_ll,
@@ -135,8 +125,8 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
     # per (shelf, value).
     said_of: dict[int, frozenset[str]] = {}
     browse_u: list[float] = []
-    shelves, shelf_inverse = _per_unique(shelf)
-    for k in shelves:
+    shelves, shelf_inverse = groups(shelf)
+    for k in shelves.tolist():
         name = cards.shelves[k]
         said = said_of[k] = _without_budget((text_said - (cat_toks or _tok_set(name))) - negated, obs)
         browse_u.append(1.0 if not said else browsing_sim)
@@ -144,9 +134,9 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
     sims: dict[tuple[int, frozenset[str]], float] = {}
     best, hyp = browse, np.full(n, TRACK_SCENARIOS["browsing"], dtype=np.int8)
     for name, position in (("buying", 0), ("intent_override", cards.lengths[rows] - 1)):
-        pairs, inverse = _per_unique(shelf * (cards.value_count + 1) + cards.values[rows, position])
+        pairs, inverse = groups(shelf * (cards.value_count + 1) + cards.values[rows, position])
         sim_u = []
-        for code in pairs:
+        for code in pairs.tolist():
             k, v = divmod(code, cards.value_count + 1)
             said = said_of[k]
             sim = sims.get((v, said))
@@ -187,12 +177,8 @@ def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | N
     ids = tracks.ids
     n = len(ids)
     if kind == "override":
-        firsts, inverse = _per_unique(cards.values[ids, 0])
-        first = np.asarray(firsts, dtype=np.int64)
-        if said:
-            sims = SIM.pair_similarities(index, first, np.full(len(first), NO_VALUE), said)
-        else:
-            sims = np.asarray([value_similarity(index, (cards.value_text[v],), said) for v in firsts], dtype=np.float64)
+        first, inverse = groups(cards.values[ids, 0])
+        sims = SIM.pair_similarities(index, first, np.full(len(first), NO_VALUE), said)
         exact = _quoted(index, M.OVERRIDE, text, first) if template else np.zeros(len(first), dtype=bool)
         disclosed = cards.disclose(ids, tracks.disclosed, np.zeros((n, 1), dtype=np.int64))
         return _updated(tracks, disclosed, exact[inverse], (beta * (1.0 - sims))[inverse], _rounded(sims)[inverse])
@@ -205,8 +191,7 @@ def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | N
         positions, values = cards.revealed(ids, tracks.disclosed, REPLY_COLUMN[M.reply_attribute(last_ask)])
     else:
         values = np.full((n, M.VALUES_PER_REPLY), NO_VALUE, dtype=np.int64)
-    replies, inverse = _per_unique(cards.pair_codes(values))
-    codes = np.asarray(replies, dtype=np.int64)
+    codes, inverse = groups(cards.pair_codes(values))
     sims = _reply_similarities(index, kind, codes, said, cfg)
     exact = _exact_replies(index, codes, text, last_ask) if template else np.zeros(len(codes), dtype=bool)
     if not template and bool(said) and kind == "values":
@@ -233,8 +218,7 @@ def _reply_similarities(index: CatalogIndex, kind: str, codes: np.ndarray, said:
                         cfg: Tunables) -> np.ndarray:
     """How well each distinct predicted reply (pair codes of `starter.cards`) matches the reply that came
     (before any-value credit)."""
-    base = index.cards.value_count + 1
-    first, second = codes // base - 1, codes % base - 1
+    first, second = index.cards.split_codes(codes)
     empty = first < 0
     if kind == "no_preference":
         return np.where(empty, 1.0, cfg.no_preference_sim)
@@ -248,27 +232,27 @@ def _reply_similarities(index: CatalogIndex, kind: str, codes: np.ndarray, said:
 def _exact_replies(index: CatalogIndex, codes: np.ndarray, text: str, last_ask: str | None) -> np.ndarray:
     """Which distinct predicted replies are word for word the reply that came (`M.reply_message`)."""
     exact = np.zeros(len(codes), dtype=bool)
-    none = M.reply_message((), last_ask) == text
-    base = index.cards.value_count + 1
-    if none:
+    if M.reply_message((), last_ask) == text:
         exact |= codes == 0                     # the empty prediction (a pair of no values)
     inner = _slot(M.VALUES, text)
     if inner is None or not isinstance(last_ask, str) or not last_ask:
         return exact
     # The values a reply quotes: the whole slot as one value, or split at a separator into two.
     id_of = index.clues.id_of
-    quoted = []
+    quoted: list[tuple[int, int]] = []
     one = id_of(inner)
     if one is not None:
-        quoted.append((one + 1) * base)
+        quoted.append((one, NO_VALUE))
     sep = M.VALUE_SEPARATOR
     at = inner.find(sep)
     while at >= 0:
         a, b = id_of(inner[:at]), id_of(inner[at + len(sep):])
         if a is not None and b is not None:
-            quoted.append((a + 1) * base + b + 1)
+            quoted.append((a, b))
         at = inner.find(sep, at + 1)
-    return exact | np.isin(codes, np.asarray(quoted, dtype=np.int64)) if quoted else exact
+    if not quoted:
+        return exact
+    return exact | np.isin(codes, index.cards.pair_codes(np.asarray(quoted, dtype=np.int64)))
 
 
 def _quoted(index: CatalogIndex, template: str, text: str, value_ids: np.ndarray) -> np.ndarray:

@@ -81,13 +81,20 @@ def _may_share(values: tuple[str, ...] | list[str], said: frozenset[str]) -> boo
 def pair_similarities(index: CatalogIndex, first: np.ndarray, second: np.ndarray,
                       said: frozenset[str]) -> np.ndarray:
     """`value_similarity` of each predicted pair (card value ids `first`, `second`; negative: no value)
-    against a non-empty `said`, over the index's value words (`starter.cards.ValueWords`), float for
-    float: each pair's words once (the union of its values' words), weights added in sorted word order
-    as `CatalogIndex.weight` adds them."""
+    against `said`, over the index's value words (`starter.cards.ValueWords`), float for float: each
+    pair's words once (the union of its values' words), weights added in sorted word order as
+    `CatalogIndex.weight` adds them."""
     out = np.zeros(len(first), dtype=np.float64)
     if not len(first):
         return out
     cards = index.cards
+    if not said:                     # nothing said: 1.0 for a pair with no words either, else 0.0
+        offsets = cards.words.offsets
+        count = offsets[first + 1] - offsets[first]
+        has_second = second >= 0
+        count[has_second] += offsets[second[has_second] + 1] - offsets[second[has_second]]
+        out[count == 0] = 1.0
+        return out
     vocabulary = cards.words.vocabulary
     said_ids = []
     for w in said:

@@ -64,7 +64,8 @@ def test_card_arrays_reveal_and_disclose_as_the_rule_does_on_random_cards() -> N
         for k, p in enumerate(products):
             want = M.reveal(p.constraints, p.types, disclosed[k], attribute)
             got = tuple(cards.value_text[v] for v in values[k].tolist() if v != NO_VALUE)
-            assert got == want and cards.pair_values(int(cards.pair_codes(values[k]))) == want
+            first, second = cards.split_codes(cards.pair_codes(values[k]))
+            assert got == want and (int(first), int(second)) == tuple(values[k].tolist())
             assert after[k] == _mask(p, disclosed[k] | set(want))
     _, several = cards.revealed(ids, masks, QUESTION_COLUMNS)
     for k, p in enumerate(products[:50]):
@@ -100,6 +101,14 @@ def test_pair_similarities_are_value_similarity_float_for_float(proxy_index: Cat
         assert 0 < sum(x > 0 for x in want) < len(want)
         alone = SIM.pair_similarities(proxy_index, first, np.full(len(first), NO_VALUE), said)
         assert alone.tolist() == [SIM.value_similarity(proxy_index, (texts[a],), said) for a in first.tolist()]
+    # Nothing said: 1.0 for a pair with no content words either (a value of filler words only), else 0.0.
+    wordless = [k for k, t in enumerate(texts) if not SIM._tok_words(t)][:2]
+    first = np.asarray(wordless + wordless + [0, 1], dtype=np.int64)
+    second = np.asarray([NO_VALUE] * len(wordless) + wordless[::-1] + [NO_VALUE, 3], dtype=np.int64)
+    got = SIM.pair_similarities(proxy_index, first, second, frozenset())
+    want = [SIM.value_similarity(proxy_index, (texts[a], texts[b]) if b >= 0 else (texts[a],), frozenset())
+            for a, b in zip(first.tolist(), second.tolist())]
+    assert wordless and got.tolist() == want and 1.0 in want and 0.0 in want
 
 
 def _reply_reference(index: CatalogIndex, tracks: TrackTable, obs: Reading, ask: str) -> list[Track]:

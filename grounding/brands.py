@@ -1,15 +1,16 @@
 """Brands: store names a shopper says ("Rockport", "fruit of the loom", "rokport"), read against the catalog's.
 
 Nothing is read as a brand unless a catalog store has that name.  The
-message's word sequences (up to `max_words`) are looked up among the store
-names as lower-cased words; a single long word that is no catalog word may be
-a misspelt store name (one slip -- a letter wrong, missing, extra, or two
-swapped -- in `fuzzy_min_chars` letters or more, two from `fuzzy_long_chars`)
-when one of its words is no word any product's text uses.  A
-store name that is an everyday product word ("Black", "Classic": the catalog's
-cards use the word on many more products than the store has) is refused when
-said, with its reason, as every other grounding is; one that is only everyday
-words or too short to tell from a word ("ON") is never looked for.
+message's word sequences (up to `brand_max_words`) are looked up among the
+store names as lower-cased words.  A misspelt name is a run of words within one
+slip (a letter wrong, missing, extra, or two swapped) of a store name of as many
+words -- two slips from `brand_fuzzy_long_chars` letters -- when one of its
+words is no word any product's text uses.  A store name that is an everyday
+product word ("Black", "The Classic": the catalog's cards use its words on many
+more products than the store has) is refused when said, with its reason, as
+every other grounding is; one that is only everyday words or too short to tell
+from a word ("ON") is never looked for.  The thresholds are
+`GroundingTunables` (values in `starter/config.py`).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Callable, Mapping
 from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
+from grounding.settings import GroundingTunables
 from grounding.words import STOP, tokens
 
 
@@ -39,17 +41,16 @@ class BrandRejection:
 class BrandMatcher:
     """Store names by their lower-cased words; `read` finds the ones a message names."""
 
-    def __init__(self, store_sizes: Mapping[str, int], word_df: Callable[[str], int],
-                 text_df: Callable[[str], int] | None = None, everyday: frozenset[str] = STOP, max_words: int = 4,
-                 min_chars: int = 4, common_ratio: float = 3.0, fuzzy_min_chars: int = 5,
-                 fuzzy_long_chars: int = 9) -> None:
+    def __init__(self, store_sizes: Mapping[str, int], word_df: Callable[[str], int], tunables: GroundingTunables,
+                 text_df: Callable[[str], int] | None = None, everyday: frozenset[str] = STOP) -> None:
         """`word_df`: products whose card values hold a word; `text_df`: products whose any text holds it
         (a word some product's text uses is not a misspelling; default `word_df`)."""
         self.word_df = word_df
         self.text_df = text_df or word_df
         self.everyday = everyday | STOP
-        self.max_words, self.min_chars, self.common_ratio = max_words, min_chars, common_ratio
-        self.fuzzy_min_chars, self.fuzzy_long_chars = fuzzy_min_chars, fuzzy_long_chars
+        max_words, min_chars = tunables.brand_max_words, tunables.brand_min_chars
+        self.max_words, self.common_ratio = max_words, tunables.brand_common_ratio
+        self.fuzzy_min_chars, self.fuzzy_long_chars = tunables.brand_fuzzy_min_chars, tunables.brand_fuzzy_long_chars
         self.sizes = dict(store_sizes)
         # Words -> the store names written so (most products first, then by name: one answer, always).
         # A name that is only everyday words, or one word too short to tell from a word ("ON"), is no
@@ -73,7 +74,7 @@ class BrandMatcher:
         self.by_joined: dict[str, str] = {}
         for words, names in by_words.items():
             joined = " ".join(words)
-            if len(joined) >= fuzzy_min_chars:
+            if len(joined) >= self.fuzzy_min_chars:
                 self.fuzzy_names.setdefault(len(words), []).append(joined)
                 self.by_joined[joined] = names[0]
         for choices in self.fuzzy_names.values():

@@ -27,3 +27,8 @@ class GroundingTunables:
     correction_cache: int             # spelling corrections kept (entries)
     shelf_word_ratio_min: float       # fuzz.ratio for a phrase word to be read as a shelf word
     source_trust: tuple[tuple[str, float], ...]   # confidence scale per proposal source
+    brand_max_words: int              # longest store name (in words) looked for in a message
+    brand_min_chars: int              # a one-word store name shorter than this is never read as a brand
+    brand_common_ratio: float         # refused: a name's words are on this many times more products' cards
+    brand_fuzzy_min_chars: int        # a misspelt name is read from this many letters (one slip)
+    brand_fuzzy_long_chars: int       # ... and with two slips from this many

@@ -311,7 +311,7 @@ class CatalogIndex:
 
     def weight(self, toks: frozenset[str]) -> float:
         """Sum of IDF over a token set, in sorted word order: a set's own order follows the words' hashes,
-        which change with PYTHONHASHSEED, and so would the sum's last bits (`similarity._f1_arrays`
+        which change with PYTHONHASHSEED, and so would the sum's last bits (`similarity.pair_similarities`
         adds in the same order).  Memoised: sets of card-value words repeat; the memo is emptied when
         full, so it holds the sets of recent turns and few enough for the garbage collector."""
         w = self._weights.get(toks)

@@ -229,4 +229,11 @@ GROUNDING = GroundingTunables(
     correction_cache=50_000,           # a bound on memory
     shelf_word_ratio_min=85.0,         # hand-set (catdamage panel)
     source_trust=(("template", 1.0), ("regex", 0.95), ("llm", 0.9), ("fuzzy", 0.85)),   # hand-set; scales confidence only
+    # Brands (grounding/brands.py), hand-set: on the misspelt-brand cards 22 of 23 and 21 of 22 names are
+    # read as the target's store and none as another; none of the three card sets reads a wrong store.
+    brand_max_words=4,
+    brand_min_chars=4,                 # the proxy has a store "ON"
+    brand_common_ratio=3.0,
+    brand_fuzzy_min_chars=5,
+    brand_fuzzy_long_chars=9,
 )

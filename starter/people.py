@@ -23,7 +23,7 @@ from grounding.budget import BUDGET_WORDS, PRICE_CUES, Budget, names_price, pars
 from grounding.shelves import ShelfMatcher
 from grounding.words import STOP, tokens
 from starter.catalog import CatalogIndex
-from starter.config import Tunables
+from starter.config import GROUNDING, Tunables
 from starter.posterior import RankedList, ranked_by_weight
 from starter.rank import Tracks
 from starter.understand import Reading
@@ -104,16 +104,18 @@ class Brands:
 
     def matcher(self) -> BrandMatcher:
         if self._matcher is None:
-            sizes: dict[str, int] = {}
-            for p in self.index.products:
-                if p.store:
-                    sizes[p.store] = sizes.get(p.store, 0) + 1
+            sizes = {store: len(ids) for store, ids in self._by_store().items()}
             df = self.index.word_df
-            self._matcher = BrandMatcher(sizes, lambda w: df.get(w, 0), self.index.text_df, everyday=PEOPLE_STOP)
+            self._matcher = BrandMatcher(sizes, lambda w: df.get(w, 0), GROUNDING, self.index.text_df,
+                                         everyday=PEOPLE_STOP)
         return self._matcher
 
     def products_of(self, store: str) -> list[int]:
         """The store's products, most reviewed first (tie: parent_asin)."""
+        return self._by_store().get(store, [])
+
+    def _by_store(self) -> dict[str, list[int]]:
+        """Every store's products, most reviewed first: one pass over the catalog, on first use."""
         if self._products is None:
             by_store: dict[str, list[int]] = {}
             products = self.index.products
@@ -122,7 +124,7 @@ class Brands:
                 if name:
                     by_store.setdefault(name, []).append(i)
             self._products = by_store
-        return self._products.get(store, [])
+        return self._products
 
 
 def conversation_facts(readings: list[Reading], brands: Brands | None = None) -> Facts:

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from grounding.brands import BrandMatcher
+from starter.config import GROUNDING
 from tests.conftest import CATS_BOOTS, CATS_TEES, product
 
 SIZES = {"Rockport": 30, "French Connection": 12, "Black": 4, "Generic": 40, "Ora": 9, "Fruit of the Loom": 25,
@@ -13,7 +14,7 @@ CARD_DF = {"black": 900, "generic": 400, "love": 2, "leather": 700, "classic": 3
 
 
 def _matcher(text_words: frozenset[str] = frozenset()) -> BrandMatcher:
-    return BrandMatcher(SIZES, lambda w: CARD_DF.get(w, 0), lambda w: 5 if w in text_words else 0,
+    return BrandMatcher(SIZES, lambda w: CARD_DF.get(w, 0), GROUNDING, lambda w: 5 if w in text_words else 0,
                         everyday=frozenset({"love", "looking"}))
 
 

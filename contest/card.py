@@ -26,7 +26,6 @@ _CLASSIFY_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("use_case", ("hiking", "running", "gym", "winter", "outdoor", "work")),
 )
 _BUDGET_RE = re.compile(r"(?:\$|<=|under)\s*\d")
-_WS_RE = re.compile(r"\s+")
 _CLEAN_STRIP = " -;,.\t\n"
 _DROPPED_CATEGORY_PARTS = {"clothing", "clothing shoes & jewelry", "clothing, shoes & jewelry"}
 # Hard constraints are the first two card values, soft preferences the next two.
@@ -34,8 +33,13 @@ HARD_COUNT, CARD_SIZE = 2, 4
 
 
 def clean(s: str, limit: int = 180) -> str:
-    """Collapse whitespace, strip separators, cut to `limit` characters."""
-    s = _WS_RE.sub(" ", s).strip(_CLEAN_STRIP)
+    r"""Collapse whitespace, strip separators, cut to `limit` characters.
+
+    PROTOCOL.md collapses with `re.sub(r"\s+", " ", s)`.  `str.split()` splits at exactly the
+    characters `\s` matches (both test `Py_UNICODE_ISSPACE`; checked over all of Unicode in the
+    tests) and drops the ends' whitespace, which the strip removes anyway: the same string, in
+    half the time (a cold build cleans every card value)."""
+    s = " ".join(s.split()).strip(_CLEAN_STRIP)
     return s[:limit].rstrip()
 
 

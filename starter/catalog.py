@@ -56,15 +56,18 @@ def _fast_writes(db: sqlite3.Connection) -> None:
 def _clue_words(products: list[Product]) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
     """Each card value's words (sorted, once each), and per word the number of products whose card
     values hold it (its document frequency, for rarity weighting)."""
-    clue_words: dict[str, tuple[str, ...]] = {}
-    df: dict[str, int] = {}
+    # Counted per distinct value, then spread over its words: the same counts, and the same first-seen
+    # order of values and words, as a walk over every (product, value, word).
+    uses: dict[str, int] = {}
     for p in products:
         for v in dict.fromkeys(p.constraints):
-            words = clue_words.get(v)
-            if words is None:
-                words = clue_words[v] = tuple(sorted(set(tokens(v))))
-            for tok in words:
-                df[tok] = df.get(tok, 0) + 1
+            uses[v] = uses.get(v, 0) + 1
+    clue_words: dict[str, tuple[str, ...]] = {}
+    df: dict[str, int] = {}
+    for v, n in uses.items():
+        words = clue_words[v] = tuple(sorted(set(tokens(v))))
+        for tok in words:
+            df[tok] = df.get(tok, 0) + n
     return clue_words, df
 
 

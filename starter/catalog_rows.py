@@ -65,8 +65,11 @@ def capped(row: dict, limit: int) -> dict:
             out[k] = v[:limit]
         elif isinstance(v, list):
             out[k] = [x[:limit] if isinstance(x, str) else cut(x, 1) for x in v[:items]]
+        elif isinstance(v, dict):
+            out[k] = {str(key)[:limit]: (x[:limit] if isinstance(x, str) else cut(x, 1))
+                      for key, x in list(v.items())[:items]}
         else:
-            out[k] = cut(v)
+            out[k] = v           # a number, a boolean or null
     return out
 
 

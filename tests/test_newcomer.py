@@ -64,3 +64,28 @@ def test_huge_fields_are_cut_when_read(tmp_path: Path) -> None:
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
     index = CatalogIndex(path, TUNABLES)
     assert len(index.products[0].title) <= TUNABLES.max_field_chars
+
+
+def test_capped_cuts_every_shape_by_the_one_recursive_rule() -> None:
+    """`capped` inlines the common shapes; it must give what the plain rule gives: strings to
+    `limit` characters, lists and dicts to `limit // 100` items, two levels down, anything else kept."""
+    from starter.catalog_rows import capped
+
+    def rule(v: object, limit: int, depth: int = 0) -> object:
+        items = max(1, limit // 100)
+        if isinstance(v, str):
+            return v[:limit]
+        if isinstance(v, list) and depth < 2:
+            return [rule(x, limit, depth + 1) for x in v[:items]]
+        if isinstance(v, dict) and depth < 2:
+            return {str(k)[:limit]: rule(x, limit, depth + 1) for k, x in list(v.items())[:items]}
+        return v
+
+    deep = {"k" * 150: ["a" * 150, {"x": "y" * 150}], "n": None, "l": [["z" * 9] * 5] * 5}
+    row = {"parent_asin": "A" * 9, "title": "t" * 9, "price": 3.5, "flag": True, "none": None,
+           "features": ["f" * 9, 7, None, ["g" * 9] * 5, deep] * 3, "details": deep,
+           "description": [], "nested": [[["w" * 9] * 5] * 5] * 5}
+    for limit in (100, 300, 4000):
+        assert capped(row, limit) == {k: rule(v, limit) for k, v in row.items()}
+    assert capped(row, 300)["details"]["l"] == [["z" * 9] * 5] * 3        # two levels down: items cut
+    assert capped(row, 300)["nested"][0][0] == ["w" * 9] * 5              # three levels: kept as it is

@@ -112,3 +112,22 @@ def test_no_collection_while_an_index_is_made_and_the_state_comes_back(small_cat
     with pytest.raises(catalog_module.CatalogError):
         CatalogIndex(small_catalog.with_name("missing.jsonl"), TUNABLES)
     assert gc.isenabled()
+
+
+def test_clue_words_and_their_frequencies_are_a_walk_over_every_card() -> None:
+    """`_clue_words` counts per distinct value: the same counts and the same first-seen order of values
+    and words as a walk over every (product, distinct value, word) -- a word two values of one card
+    share counts twice, as it always did."""
+    products = _products() + [Product(5, "P5", "t", "Tees", 1.0, 1, 4.0, ("Black cotton", "Cotton"),
+                                      ("color", "material"), frozenset())]
+    clue_words, df = catalog_module._clue_words(products)
+    want_words: dict[str, tuple[str, ...]] = {}
+    want_df: dict[str, int] = {}
+    for p in products:
+        for v in dict.fromkeys(p.constraints):
+            words = want_words.setdefault(v, tuple(sorted(set(v.lower().split()))))
+            for w in words:
+                want_df[w] = want_df.get(w, 0) + 1
+    assert clue_words == want_words and list(clue_words) == list(want_words)
+    assert df == want_df and list(df) == list(want_df)
+    assert df["cotton"] == 3 and df["black"] == 4

@@ -39,6 +39,26 @@ def test_clean_cuts_to_180_then_strips_trailing_whitespace():
     assert P.clean("ab" * 100 + ".") == ("ab" * 100)[:180]
 
 
+def test_clean_equals_the_protocols_regex_collapse():
+    """clean() splits on whitespace instead of PROTOCOL.md's `re.sub(r"\\s+", " ", s)`: the same
+    characters (every code point) and the same string on random mixes of them."""
+    import re
+    import sys
+    ws = re.compile(r"\s")
+    assert [c for c in range(sys.maxunicode + 1) if bool(ws.fullmatch(chr(c))) != chr(c).isspace()] == []
+
+    def reference(s: str, limit: int = 180) -> str:
+        return re.sub(r"\s+", " ", s).strip(" -;,.\t\n")[:limit].rstrip()
+
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    alphabet = spaces + list(" -;,.\t\nab\u00e9\u200b\ufeff_")
+    rng = random.Random(7)
+    for _ in range(5000):
+        s = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+        limit = rng.choice([3, 10, 180])
+        assert P.clean(s, limit) == reference(s, limit), repr(s)
+
+
 def test_clean_strip_happens_before_the_cut_only():
     # a separator left at the cut point is NOT stripped again (only whitespace is)
     s = "a" * 179 + "." + "b" * 5

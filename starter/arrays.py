@@ -43,3 +43,19 @@ def _grouped(values: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray, np.
     inverse = np.empty(len(values), dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
     return ordered[new], order[new], inverse
+
+
+# Up to this many wanted values, one comparison pass each beats `np.isin`'s set-up (measured: 3.5-13
+# against 14-24 µs for 1-5 values over 300-3,000 ids; at 20,000 ids, 7-19 against 100-124 µs).
+FEW_WANTED = 8
+
+
+def member(values: np.ndarray, wanted: np.ndarray | list[int]) -> np.ndarray:
+    """`np.isin(values, wanted)` for integer arrays: a turn asks it of a few excluded ids or said
+    words against thousands of candidates, where a pass per wanted value is the faster way."""
+    if len(wanted) > FEW_WANTED:
+        return np.isin(values, wanted)
+    out = np.zeros(np.shape(values), dtype=bool)
+    for w in (wanted.tolist() if isinstance(wanted, np.ndarray) else wanted):
+        out |= values == w
+    return out

@@ -12,6 +12,7 @@ from typing import Iterator, NamedTuple, Sequence, overload
 
 import numpy as np
 
+from starter.arrays import member
 from starter.catalog import CatalogIndex
 from starter.config import Tunables
 from starter.rank import Tracks
@@ -45,7 +46,7 @@ def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tuna
     text_ll, category_ll = tracks.text_ll, tracks.category_ll
     rows = np.arange(len(ids))
     if excluded:
-        live = ~np.isin(ids, _id_array(excluded))
+        live = ~member(ids, _id_array(excluded))
         ids, exact, loglik, text_ll, category_ll, rows = (c[live] for c in (ids, exact, loglik, text_ll, category_ll,
                                                                             rows))
     if not len(ids):
@@ -55,7 +56,7 @@ def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tuna
     if exact.any():
         lw[~exact] -= cfg.inexact_penalty
     if doubtful:
-        lw[np.isin(ids, _id_array(doubtful))] -= cfg.doubtful_penalty
+        lw[member(ids, _id_array(doubtful))] -= cfg.doubtful_penalty
     return _ranked(index, ids, lw, exact, log_prior, loglik + category_ll + text_ll, rows)
 
 

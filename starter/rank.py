@@ -19,7 +19,7 @@ from starter.catalog import CatalogIndex
 from starter.config import Tunables
 from starter.cards import NO_VALUE, REPLY_COLUMN
 from starter import similarity as SIM
-from starter.arrays import groups
+from starter.arrays import groups, member
 from starter.similarity import _tok_set, value_similarity
 from starter.tracks import SCENARIO_CODE as TRACK_SCENARIOS, TrackTable
 from starter.understand import Reading
@@ -252,7 +252,7 @@ def _exact_replies(index: CatalogIndex, codes: np.ndarray, text: str, last_ask: 
         at = inner.find(sep, at + 1)
     if not quoted:
         return exact
-    return exact | np.isin(codes, index.cards.pair_codes(np.asarray(quoted, dtype=np.int64)))
+    return exact | member(codes, index.cards.pair_codes(np.asarray(quoted, dtype=np.int64)))
 
 
 def _quoted(index: CatalogIndex, template: str, text: str, value_ids: np.ndarray) -> np.ndarray:

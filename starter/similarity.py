@@ -13,7 +13,7 @@ from bisect import bisect_left
 import numpy as np
 
 from grounding.words import FILLER, tokens
-from starter.arrays import distinct
+from starter.arrays import distinct, member
 from starter.cards import ValueWords
 from starter.catalog import CatalogIndex
 from starter.config import TUNABLES
@@ -111,7 +111,7 @@ def pair_similarities(index: CatalogIndex, first: np.ndarray, second: np.ndarray
     values = distinct(np.concatenate((first, second[has_second])))
     owner, word = _words_of(cards.words, values)
     holds = np.zeros(len(values), dtype=bool)
-    holds[owner[np.isin(word, said_ids)]] = True
+    holds[owner[member(word, said_ids)]] = True
     may = holds[np.searchsorted(values, first)]
     may[has_second] |= holds[np.searchsorted(values, second[has_second])]
     some = np.flatnonzero(may)
@@ -125,7 +125,7 @@ def _f1(index: CatalogIndex, word_idf: np.ndarray, owner: np.ndarray, word: np.n
         said: frozenset[str], out: np.ndarray, at: np.ndarray) -> np.ndarray:
     """`out` with the F1 of each owner's words (in order) against `said` written at `at[owner]`."""
     idf = word_idf[word]
-    matched = np.bincount(owner, weights=np.where(np.isin(word, said_ids), idf, 0.0), minlength=len(at))
+    matched = np.bincount(owner, weights=np.where(member(word, said_ids), idf, 0.0), minlength=len(at))
     some = matched > 0
     if some.any():
         pred = np.bincount(owner, weights=idf, minlength=len(at))

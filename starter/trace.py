@@ -6,8 +6,9 @@ instead of decoding dictionaries.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, overload
 
 
 def _plain(value: Any) -> Any:
@@ -117,6 +118,54 @@ class CandidateRow(NamedTuple):
     scenario: str
 
 
+class CandidateRows(Sequence[CandidateRow]):
+    """A turn's candidate rows, made the first time they are read.
+
+    Every turn records its trace, and making twenty rows of rounded figures was a tenth of a
+    template turn; the trace is read only by `debug_snapshot`, the demo and tests.  `make` must
+    depend on nothing that changes after the turn (the turn hands it its first rows and their
+    scenarios, already taken).  `asdict` deep-copies a field it does not know: that copy is the
+    rows themselves, a plain tuple."""
+
+    __slots__ = ("_make", "_rows")
+
+    def __init__(self, make: Callable[[], tuple[CandidateRow, ...]]) -> None:
+        self._make: Callable[[], tuple[CandidateRow, ...]] | None = make
+        self._rows: tuple[CandidateRow, ...] | None = None
+
+    def rows(self) -> tuple[CandidateRow, ...]:
+        if self._rows is None:
+            assert self._make is not None
+            self._rows, self._make = tuple(self._make()), None
+        return self._rows
+
+    def __len__(self) -> int:
+        return len(self.rows())
+
+    @overload
+    def __getitem__(self, k: int) -> CandidateRow: ...
+    @overload
+    def __getitem__(self, k: slice) -> tuple[CandidateRow, ...]: ...
+    def __getitem__(self, k: int | slice) -> CandidateRow | tuple[CandidateRow, ...]:
+        return self.rows()[k]
+
+    def __iter__(self) -> Iterator[CandidateRow]:
+        return iter(self.rows())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CandidateRows):
+            other = other.rows()
+        return isinstance(other, tuple) and self.rows() == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"CandidateRows({self.rows()!r})"
+
+    def __deepcopy__(self, memo: dict) -> tuple[CandidateRow, ...]:
+        return self.rows()
+
+
 class QuestionRow(NamedTuple):
     """One question's value on a turn (a named tuple, like `CandidateRow`: made for every question, every turn)."""
 
@@ -147,7 +196,7 @@ class TurnTrace(_Record):
     rejected: tuple[RejectionRow, ...] = ()
     state: StateView | None = None
     funnel: dict[str, int] = field(default_factory=dict)
-    top: tuple[CandidateRow, ...] = ()
+    top: Sequence[CandidateRow] = ()    # a tuple, or `CandidateRows` made when read
     questions: tuple[QuestionRow, ...] = ()
     commit: CommitView | None = None
     rerank: dict[str, Any] | None = None

@@ -17,6 +17,8 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 
+from starter.arrays import member
+
 SCENARIOS: tuple[str, ...] = ("buying", "intent_override", "browsing")
 SCENARIO_CODE: dict[str, int] = {s: k for k, s in enumerate(SCENARIOS)}
 
@@ -117,7 +119,7 @@ class TrackTable:
         """Whether some candidate not excluded explains every message exactly."""
         exact = self.exact
         if excluded and exact.any():
-            exact = exact & ~np.isin(self.ids, np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
+            exact = exact & ~member(self.ids, np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
         return bool(exact.any())
 
     def merged(self, other: "TrackTable") -> "TrackTable":

@@ -7,6 +7,7 @@ decision returned.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Sequence
 
 from contest.card import classify
@@ -21,6 +22,7 @@ from starter import rank as RANK
 from starter import retrieve as RETRIEVE
 from starter import trace as T
 from starter.catalog import CatalogIndex
+from starter.product_table import Product
 from starter.config import MAX_TURNS, TOP_K, Tunables
 from starter.parse import parse_message
 from starter.rank import Tracks
@@ -301,8 +303,9 @@ class TurnPipeline:
         """The contract's list: the first `count` candidates with their probabilities."""
         return [{"parent_asin": self.index.products[r.idx].pid, "score": round(r.prob, 6)} for r in ranked[:count]]
 
-    def _rows(self, ranked: Sequence[POSTERIOR.Ranked], state: SessionState) -> tuple[T.CandidateRow, ...]:
-        """The trace's rows of the first `TRACE_ROWS` candidates (scenario "people" on the people path)."""
+    def _rows(self, ranked: Sequence[POSTERIOR.Ranked], state: SessionState) -> T.CandidateRows:
+        """The trace's rows of the first `TRACE_ROWS` candidates (scenario "people" on the people path),
+        made when the trace is read from what is taken now."""
         first = ranked[:TRACE_ROWS]
         if state.people:
             scenarios = ["people"] * len(first)
@@ -310,10 +313,14 @@ class TurnPipeline:
             scenarios = state.tracks.scenarios_at(ranked.track_rows[:TRACE_ROWS])
         else:
             scenarios = state.tracks.scenarios_of([r.idx for r in first])
-        products = self.index.products
-        return tuple(T.CandidateRow(p.pid, p.title[:120], p.shelf, p.price, p.rating_number, round(r.prob, 6), r.exact,
-                                    round(r.log_prior, 4), round(r.loglik, 4), scenario)
-                     for r, scenario in zip(first, scenarios) for p in (products[r.idx],))
+        return T.CandidateRows(partial(_candidate_rows, self.index.products, first, scenarios))
+
+
+def _candidate_rows(products: Sequence[Product], first: list[POSTERIOR.Ranked],
+                    scenarios: list[str]) -> tuple[T.CandidateRow, ...]:
+    return tuple(T.CandidateRow(p.pid, p.title[:120], p.shelf, p.price, p.rating_number, round(r.prob, 6), r.exact,
+                                round(r.log_prior, 4), round(r.loglik, 4), scenario)
+                 for r, scenario in zip(first, scenarios) for p in (products[r.idx],))
 
 
 def _horizon_probs(ranked: Sequence[POSTERIOR.Ranked]) -> list[float]:

@@ -252,6 +252,24 @@ def test_snapshot_records_every_decision_and_is_json(small_catalog: Path) -> Non
     assert agent.debug_snapshot("unknown")["known"] is False
 
 
+def test_candidate_rows_are_made_when_read_from_what_the_turn_took(small_catalog: Path) -> None:
+    """The trace's `top` is made lazily (`trace.CandidateRows`): read after later turns it still shows its
+    own turn's candidates, as rows of the turn's figures, and as plain dicts in the snapshot."""
+    agent = Agent(str(small_catalog))
+    agent.reset("s", {})
+    first = agent.respond("s", f"I'm looking for {TEES}, but I'm still exploring.", 1, 10)
+    agent.respond("s", "Mostly this: black", 2, 10)
+    agent.respond("s", "I don't really care about other.", 3, 10)
+    trace = agent.trace("s").turns[0]
+    assert trace.top.__class__.__name__ == "CandidateRows"
+    rows = list(trace.top)
+    assert rows and rows[0].parent_asin == first["recommendations"][0]["parent_asin"]
+    assert rows[0].prob == first["recommendations"][0]["score"] and trace.top == tuple(rows)
+    assert all(r.scenario and r.title for r in rows)
+    snap = agent.debug_snapshot("s")["turns"][0]["top"]
+    assert snap == [r._asdict() for r in rows] and json.dumps(snap)
+
+
 def _valid(resp: object) -> bool:
     return (isinstance(resp, dict) and isinstance(resp.get("message"), str)
             and (resp.get("ask_attribute") is None or resp["ask_attribute"] in P.ALLOWED_ATTRIBUTES)

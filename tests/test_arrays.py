@@ -1,9 +1,10 @@
-"""The grouping helpers return what np.unique returns."""
+"""The grouping helpers return what np.unique returns, and `member` what np.isin returns."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from starter import arrays as A
 from starter.arrays import distinct, groups, groups_in_order
 
 
@@ -18,3 +19,14 @@ def test_grouping_is_np_unique(n: int) -> None:
         assert np.array_equal(got_unique, unique) and np.array_equal(got_inverse, inverse.reshape(-1))
         for got, want in zip(groups_in_order(values), (unique, first, inverse.reshape(-1))):
             assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("wanted", [0, 1, 3, A.FEW_WANTED, A.FEW_WANTED + 1, 40])
+def test_member_is_np_isin(wanted: int) -> None:
+    rng = np.random.default_rng(wanted)
+    for n in (0, 1, 7, 500):
+        values = rng.integers(0, 60, n).astype(np.int64)
+        pick = rng.integers(-5, 65, wanted).astype(np.int64)
+        for given in (pick, pick.tolist()):
+            got = A.member(values, given)
+            assert got.dtype == bool and np.array_equal(got, np.isin(values, pick))

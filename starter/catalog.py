@@ -173,12 +173,13 @@ class CatalogIndex:
         cfg = self.cfg
         by_process = target is not None and can_fork() and path.stat().st_size >= cfg.build_parallel_min_bytes
         if by_process:
-            filler: Filler = ProcessFiller(target)     # forked before this process opens the file
+            # forked before this process opens the file
+            filler: Filler = ProcessFiller(target, hash_bytes=cfg.fts_hash_bytes)
             self.db = db = sqlite3.connect(str(target), check_same_thread=False)
         else:
             self.db = db = sqlite3.connect(str(target) if target else ":memory:", check_same_thread=False)
             _fast_writes(db)
-            create_tables(db)
+            create_tables(db, cfg.fts_hash_bytes)
             filler = FtsFiller(db)                     # a second thread
         products: list[Product] = []
         seen: set[str] = set()

@@ -203,6 +203,11 @@ class Tunables:
     # read serially (a worker costs a fork and its share of the pickled rows).  The same index either way.
     build_processes: int = 2
     build_parallel_min_bytes: int = 8_000_000
+    # FTS5 holds this many bytes of pending index data before it writes a segment (its 'hashsize';
+    # SQLite's default is 1 MB): a cold build writes fewer, larger segments and merges less.  The
+    # index holds the same rows and BM25 gives the same scores.  Measured, inserting the FTS5 rows
+    # alone: 2.7 -> 2.2 s on the proxy, 26.4 -> 16.3 s at 250k rows; 360 queries as fast (8.1 s).
+    fts_hash_bytes: int = 16 * 1024 * 1024
     # Rerank (RERANK_METHOD): only candidates within this many nats of the best are touched.
     # measured: evaluation_results/rerank.md (off by default).
     rerank_window: float = 1.5

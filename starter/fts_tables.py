@@ -42,11 +42,18 @@ FTS_TOKENIZERS = {"docs": "unicode61 remove_diacritics 2", "full": "porter unico
 STORED_FIELDS = ("parent_asin", "title", "categories", "features", "details", "description", "store", "price")
 
 
-def create_tables(db: sqlite3.Connection) -> None:
-    """Both FTS5 tables, contentless (the texts are only indexed, never read back)."""
+def create_tables(db: sqlite3.Connection, hash_bytes: int | None = None) -> None:
+    """Both FTS5 tables, contentless (the texts are only indexed, never read back), each holding up to
+    `hash_bytes` of pending index data in memory (FTS5's 'hashsize'; None keeps SQLite's default,
+    and so does an SQLite without the option)."""
     for table, columns in FTS_COLUMNS.items():
         db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5({', '.join(columns)}, content='', "
                    f"tokenize='{FTS_TOKENIZERS[table]}')")
+        if hash_bytes:
+            try:
+                db.execute(f"INSERT INTO {table}({table}, rank) VALUES('hashsize', ?)", (int(hash_bytes),))
+            except sqlite3.OperationalError:
+                pass
 
 
 class Filler(Protocol):
@@ -150,11 +157,11 @@ class ProcessFiller(_Batches):
     `abort`) returns.  At most `pending` batches wait in the filling process (and one in the pipe),
     so memory stays bounded."""
 
-    def __init__(self, db_path: Path, batch_rows: int = 5000, pending: int = 2) -> None:
+    def __init__(self, db_path: Path, batch_rows: int = 5000, pending: int = 2, hash_bytes: int | None = None) -> None:
         super().__init__(batch_rows)
         context = multiprocessing.get_context("fork")
         self._pipe, theirs = context.Pipe()
-        self._process = context.Process(target=_fill_file, args=(str(db_path), theirs, pending),
+        self._process = context.Process(target=_fill_file, args=(str(db_path), theirs, pending, hash_bytes),
                                         name="fts-fill", daemon=True)
         self._process.start()
         theirs.close()
@@ -196,7 +203,7 @@ class ProcessFiller(_Batches):
         return RuntimeError(f"the FTS5 filling process died (exit code {self._process.exitcode})")
 
 
-def _fill_file(db_path: str, pipe: Connection, pending: int) -> None:
+def _fill_file(db_path: str, pipe: Connection, pending: int, hash_bytes: int | None = None) -> None:
     """The filling process: a thread receives the batches (so the pipe keeps flowing while rows are
     tokenised), this thread inserts them and commits after the last; then it reports None or the
     first error (and drains the rest, so the sender never blocks)."""
@@ -221,7 +228,7 @@ def _fill_file(db_path: str, pipe: Connection, pending: int) -> None:
         db = sqlite3.connect(db_path)
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
-        create_tables(db)
+        create_tables(db, hash_bytes)
     except Exception as exc:                   # reported to the building process, which fails the build
         error = exc
     while (batch := inbox.get()) is not None:

@@ -151,3 +151,30 @@ def test_a_failed_read_stops_the_filler(tmp_path: Path, into_cache: bool) -> Non
     assert not multiprocessing.active_children()
     import threading
     assert not [t for t in threading.enumerate() if t.name.startswith("fts-fill")]
+
+
+def test_the_hash_size_changes_only_how_the_index_is_written(tmp_path: Path) -> None:
+    """FTS5's 'hashsize' decides when pending index data becomes a segment: a tiny one (many segments,
+    many merges) and a large one index the same instances and give the same BM25 scores."""
+    rows = _rows(300)
+    dbs = []
+    for hash_bytes in (None, 1024, 64 * 1024 * 1024):
+        db = sqlite3.connect(":memory:")
+        create_tables(db, hash_bytes)
+        for table, columns in FTS_COLUMNS.items():
+            marks = ", ".join("?" * (len(columns) + 1))
+            db.executemany(f"INSERT INTO {table}(rowid, {', '.join(columns)}) VALUES ({marks})",
+                           [r[table] for r in rows])
+        db.commit()
+        if hash_bytes:
+            assert db.execute("SELECT v FROM docs_config WHERE k = 'hashsize'").fetchone() == (hash_bytes,)
+        dbs.append(db)
+    segments = [db.execute("SELECT count(*) FROM full_data").fetchone()[0] for db in dbs]
+    assert segments[1] > segments[0]                  # the tiny hash wrote (and merged) more
+    for table in FTS_COLUMNS:
+        want = _instances(dbs[0], table)
+        query = f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH ? ORDER BY bm25({table}), rowid"
+        for db in dbs[1:]:
+            assert _instances(db, table) == want
+            for words in ("w3", "w1 OR w5", "leather", "boots OR emoji"):
+                assert db.execute(query, (words,)).fetchall() == dbs[0].execute(query, (words,)).fetchall()

@@ -26,8 +26,8 @@ from starter.fts_tables import (FTS_COLUMNS, FTS_TOKENIZERS, Filler, FtsFiller, 
 from starter.index_cache import CacheKey, IndexCache, OpenedIndex, file_sha256
 from starter.postings import PostingScorer
 from starter.cards import CardArrays, ValueWords, load_value_words, store_value_words, value_words_of
-from starter.product_table import (ClueLists, Product, ProductColumns, collection_paused, columns_of, places,
-                                   read_clue_postings, shelf_lists, store_clue_postings)
+from starter.product_table import (ClueLists, ClueWordCounter, Product, ProductColumns, collection_paused, columns_of,
+                                   places, read_clue_postings, shelf_lists, store_clue_postings)
 from starter.product_table import load as load_products
 from starter.product_table import store as store_products
 
@@ -51,24 +51,6 @@ def _fast_writes(db: sqlite3.Connection) -> None:
     """A build writes a fresh file that is published only once complete: no journal, no syncs."""
     db.execute("PRAGMA journal_mode=OFF")
     db.execute("PRAGMA synchronous=OFF")
-
-
-def _clue_words(products: list[Product]) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
-    """Each card value's words (sorted, once each), and per word the number of products whose card
-    values hold it (its document frequency, for rarity weighting)."""
-    # Counted per distinct value, then spread over its words: the same counts, and the same first-seen
-    # order of values and words, as a walk over every (product, value, word).
-    uses: dict[str, int] = {}
-    for p in products:
-        for v in dict.fromkeys(p.constraints):
-            uses[v] = uses.get(v, 0) + 1
-    clue_words: dict[str, tuple[str, ...]] = {}
-    df: dict[str, int] = {}
-    for v, n in uses.items():
-        words = clue_words[v] = tuple(sorted(set(tokens(v))))
-        for tok in words:
-            df[tok] = df.get(tok, 0) + n
-    return clue_words, df
 
 
 def _phrase(word: str) -> str:
@@ -182,6 +164,7 @@ class CatalogIndex:
             create_tables(db, cfg.fts_hash_bytes)
             filler = FtsFiller(db)                     # a second thread
         products: list[Product] = []
+        counter = ClueWordCounter()
         seen: set[str] = set()
         counts = {"without a usable parent_asin": 0, "with a duplicate parent_asin": 0,
                   "loaded without a title": 0, "loaded without categories": 0, "loaded without a numeric price": 0}
@@ -201,13 +184,14 @@ class CatalogIndex:
                 p = Product(len(products), rec.pid, rec.title, rec.shelf, rec.price, rec.rating_number,
                             rec.average_rating, rec.constraints, rec.types, rec.audience, rec.store)
                 products.append(p)
+                counter.add(p.constraints)
                 filler.add({"docs": (p.idx, *rec.docs), "full": (p.idx, *rec.full)})
             records.close()
             if not products:
                 raise CatalogError(f"{path}: no product with a parent_asin")
             del seen
             # While the FTS5 tables are still being filled (their last batches take about as long).
-            clue_words, df = _clue_words(products)
+            clue_words, df = counter.finish()
             cols = columns_of(products)
             filler.close()
         except ValueError as exc:

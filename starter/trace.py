@@ -134,10 +134,15 @@ class CandidateRows(Sequence[CandidateRow]):
         self._rows: tuple[CandidateRow, ...] | None = None
 
     def rows(self) -> tuple[CandidateRow, ...]:
-        if self._rows is None:
-            assert self._make is not None
-            self._rows, self._make = tuple(self._make()), None
-        return self._rows
+        """The rows, made on the first call.  Two threads may both make them (the same rows); a
+        `make` already dropped means `_rows` was set first."""
+        rows = self._rows
+        if rows is None:
+            make = self._make
+            rows = tuple(make()) if make is not None else self._rows
+            assert rows is not None
+            self._rows, self._make = rows, None
+        return rows
 
     def __len__(self) -> int:
         return len(self.rows())

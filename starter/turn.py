@@ -21,8 +21,7 @@ from starter import posterior as POSTERIOR
 from starter import rank as RANK
 from starter import retrieve as RETRIEVE
 from starter import trace as T
-from starter.catalog import CatalogIndex
-from starter.product_table import Product
+from starter.catalog import CatalogIndex, Product
 from starter.config import MAX_TURNS, TOP_K, Tunables
 from starter.parse import parse_message
 from starter.rank import Tracks

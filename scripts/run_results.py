@@ -48,9 +48,9 @@ def default_runs() -> list[Run]:
         runs.append(Run(f"ours.public.{mode}", OURS, "public", mode))
     for mode in ("para", "drop"):
         runs.append(Run(f"ours.popmatched.{mode}", OURS, "popmatched", mode))
-    # Persona sessions (PERSONAS.md): our development cards, both halves, and a second wording of the same
-    # targets by other writers, never tuned on (data/personas/README.md).
-    for half in ("tune", "confirm", "wording2"):
+    # Persona sessions (PERSONAS.md): our development cards, both halves, and a second and a third wording
+    # of the same targets by other writers, never tuned on (data/personas/README.md).
+    for half in ("tune", "confirm", "wording2", "wording3"):
         for label, agent in (("ours", OURS), ("weak-bm25", WEAK), ("cumulative-bm25", CUMULATIVE)):
             runs.append(Run(f"{label}.persona-{half}", agent, f"persona-{half}"))
     return runs

@@ -51,7 +51,7 @@ def test_duplicate_ids_and_the_exit_code(small_catalog: Path, tmp_path: Path, ca
     assert "sample_id used 2 times" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", ["cards", "wording2"])
+@pytest.mark.parametrize("name", ["cards", "wording2", "wording3"])
 def test_the_committed_cards_keep_the_rules(name: str, proxy_catalog: Path) -> None:
     from contest.jsonl import read_jsonl
     from contest.paths import PROJECT_ROOT

@@ -66,6 +66,7 @@ class TurnPipeline:
             else min(state.turn, MAX_TURNS)
         opening = self._open_free_text(state, reading) if state.pool is None and not reading.template else None
         if state.people and reading.kind == "no_preference" and state.last_ask == "other" \
+                and PEOPLE.says_only_no_preference(reading.text, "other") \
                 and sum(len(r.keywords) for r in state.readings) <= cfg.handoff_max_words:
             self._leave_people(state)
         if state.people:
@@ -150,8 +151,8 @@ class TurnPipeline:
         return response
 
     def _leave_people(self, state: SessionState) -> None:
-        """A shopper who answers "anything else?" with "no preference" is not describing a product
-        in their own words any more (a reworded template shopper whose card is used up): the
+        """A shopper who answers "anything else?" with a bare "no preference" (nothing else said:
+        `people.says_only_no_preference`) is not describing a product in their own words any more (a reworded template shopper whose card is used up): the
         template path, whose card evidence reads such a session best, takes over, replayed over
         everything said so far."""
         fresh = SessionState(state.session_id)

@@ -139,6 +139,28 @@ def test_no_preference_to_anything_else_hands_the_session_to_the_template_path(p
     assert not state.people and state.pool is not None and state.tracks
 
 
+def test_a_person_who_does_not_mind_a_detail_stays_with_people(people_catalog: Path) -> None:
+    """"She doesn't mind hand washing it." reads as a no-preference reply, but it names a detail of the
+    product: no sign of a used-up template shopper, so no hand-off (a persona session of the third
+    wording was lost for seven turns to one)."""
+    agent = Agent(str(people_catalog))
+    agent.reset("p", {})
+    agent.respond("p", "I want some comfy boots", 1, 10)
+    agent.respond("p", "She doesn't mind hand washing it.", 2, 10)
+    assert agent.sessions["p"].people
+
+
+@pytest.mark.parametrize("text, bare", [
+    ("I don't really care about other.", True), ("No particular other preference here.", True),
+    ("other doesn't matter to me.", True), ("I don't have an additional preference for other.", True),
+    ("I'm not fussy about anything else.", True), ("No preference really.", True),
+    ("She doesn't mind hand washing it.", False), ("Doesn't matter, anything comfy.", False),
+    ("I don't care about the color, but it must be leather.", False),
+])
+def test_a_bare_no_preference_names_nothing_but_the_attribute(text: str, bare: bool) -> None:
+    assert PEOPLE.says_only_no_preference(text, "other") is bare
+
+
 def test_a_long_people_session_is_not_replayed_on_the_template_path(people_catalog: Path) -> None:
     """The hand-off replays every message on the template path: past `handoff_max_words` content
     words (a word salad, not a used-up template shopper) the session stays with people."""

@@ -16,6 +16,10 @@ order with the same rowids (so the same index and the same BM25):
   So each batch goes in as one JSON array through one `INSERT ... SELECT ...
   FROM json_each(?)`: one step tokenises the whole batch, in the batch's order.
 
+Either way, closing the filler also stores each table's row lengths
+(`postings.store_row_lengths`), which BM25 reads on a process's first query; the
+filling process works them out while the building process derives the rest.
+
 Text SQLite cannot store (a lone UTF-16 surrogate) fails the build with the
 row's line (`unstorable`).
 """
@@ -32,6 +36,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Protocol
+
+from starter.postings import store_row_lengths
 
 # The template path's table (what a template names) and the people path's (every field,
 # porter-stemmed: "sneakers", "pajamas").  BM25 weights are per column, in this order (config).
@@ -118,13 +124,14 @@ class FtsFiller(_Batches):
         self._waiting: deque[Future] = deque()
 
     def close(self) -> None:
-        """Write what is left and wait for every batch; a batch's error is raised here."""
+        """Write what is left, wait for every batch and store the row lengths; a batch's error is raised here."""
         try:
             self._flush()
             while self._waiting:
                 self._waiting.popleft().result()
         finally:
             self._pool.shutdown(wait=True)
+        store_row_lengths(self.db, list(FTS_COLUMNS))
 
     def abort(self) -> None:
         """Stop after the batches already handed over (their errors are dropped: the build failed)."""
@@ -241,6 +248,7 @@ def _fill_file(db_path: str, pipe: Connection, pending: int, hash_bytes: int | N
     if db is not None:
         try:
             if error is None:
+                store_row_lengths(db, list(FTS_COLUMNS))     # here, beside the building process's own work
                 db.commit()
         except Exception as exc:
             error = exc

@@ -45,7 +45,7 @@ INDEX_FORMAT = 4
 # Modules whose code decides what the index holds: a change to any of them is a new key.
 INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.clues", "grounding.words",
               "starter.cards", "starter.catalog", "starter.catalog_rows", "starter.fts_tables", "starter.index_cache",
-              "starter.product_table")
+              "starter.postings", "starter.product_table")
 # Tunables read while building (the others are applied at query or load time).
 INDEX_TUNABLES = ("max_field_chars",)
 OFF_VALUES = frozenset({"off", "0", "no", "false", "none"})

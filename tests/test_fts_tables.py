@@ -15,6 +15,7 @@ from starter.catalog import CatalogError, CatalogIndex
 from starter.catalog_rows import can_fork
 from starter.config import TUNABLES
 from starter.fts_tables import FTS_COLUMNS, FtsFiller, ProcessFiller, create_tables
+from starter.postings import read_row_lengths, row_lengths
 from starter.index_cache import IndexCache
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="needs the fork start method and a single thread")
@@ -68,6 +69,8 @@ def _same_as_row_inserts(db: sqlite3.Connection, rows: list[dict[str, tuple]]) -
         query = f"SELECT rowid, bm25({table}) FROM {table} WHERE {table} MATCH 'leather OR w3 OR crème' " \
                 "ORDER BY 2, rowid"
         assert db.execute(query).fetchall() == reference.execute(query).fetchall()
+        stored, want = read_row_lengths(db, table), row_lengths(reference, table)   # stored when the filler closed
+        assert stored is not None and stored[0].tolist() == want[0].tolist() and stored[1:] == want[1:]
 
 
 @needs_fork

@@ -186,3 +186,23 @@ def test_best_first_keeps_the_ties_at_the_cut_and_orders_them_by_id() -> None:
         scores = np.array([rng.choice([0.5, 1.0, 1.5, 2.0]) for _ in ids])
         want = sorted(range(len(ids)), key=lambda k: (-scores[k], ids[k]))[:n]
         assert list(best_first(ids, scores, n)) == want
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_the_built_index_stores_the_row_lengths_bm25_reads(small_catalog: Path, tmp_path: Path, cached: bool) -> None:
+    """The build stores each FTS5 table's row lengths, row count and mean (`store_row_lengths`): the
+    same arrays and floats as reading FTS5's docsize table, in a built, a loaded and an in-memory index."""
+    from starter.postings import read_row_lengths, row_lengths
+    cache = IndexCache(tmp_path / "c") if cached else None
+    indexes = [CatalogIndex(small_catalog, TUNABLES, cache)]
+    if cached:
+        indexes.append(CatalogIndex(small_catalog, TUNABLES, cache))
+        assert indexes[-1].cache_state == "loaded"
+    for ix in indexes:
+        for table in ("docs", "full"):
+            stored, fresh = read_row_lengths(ix.db, table), row_lengths(ix.db, table)
+            assert stored is not None and stored[0].tolist() == fresh[0].tolist() and stored[0].sum() > 0
+            assert stored[1:] == fresh[1:] and stored[1] == len(ix.products)
+            assert ix.postings._row_lengths(table)[2] == fresh[2]
+    import sqlite3
+    assert read_row_lengths(sqlite3.connect(":memory:"), "docs") is None      # an index without them: worked out

@@ -206,3 +206,13 @@ def test_the_built_index_stores_the_row_lengths_bm25_reads(small_catalog: Path, 
             assert ix.postings._row_lengths(table)[2] == fresh[2]
     import sqlite3
     assert read_row_lengths(sqlite3.connect(":memory:"), "docs") is None      # an index without them: worked out
+
+
+def test_row_lengths_read_in_chunks_equal_one_read(small_catalog: Path) -> None:
+    from starter import postings as P
+    ix = CatalogIndex(small_catalog, TUNABLES)
+    for table in ("docs", "full"):
+        whole = P._length_parts(ix.db, table, chunk=10 ** 9)
+        for chunk in (1, 2, 3, 7):
+            got = P._length_parts(ix.db, table, chunk=chunk)
+            assert got[0].tolist() == whole[0].tolist() and got[1:] == whole[1:] and whole[1] == len(ix.products)

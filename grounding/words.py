@@ -128,3 +128,9 @@ OVERRIDE_WORDS = re.compile(r"\b(ignore|forget|scratch|never ?mind|change|change
 NO_PREFERENCE_WORDS = re.compile(r"\b(?:don'?t|doesn'?t|do not|does not|no|not|never)\b[^.;!?]{0,30}"
                                  r"\b(?:care|matter|mind|preference|opinion|fussy|picky)\b|"
                                  r"\b(?:whatever|either (?:way|one)|flexible|indifferent|any (?:is|will do))\b")
+# The words of those cues as tokens (negations as tokenised: "don't" -> "don"): a reply made only of
+# them, filler and the attribute's name is a bare "no preference" that says nothing of the product.
+NO_PREFERENCE_VOCAB = frozenset("""
+don doesn didn isn aren care cares matter matters mind preference preferences particular opinion fussy picky
+flexible indifferent whatever honestly either way
+""".split())

@@ -17,12 +17,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from contest.persona import SPOKEN
 from grounding.audience import AUDIENCE_WORDS, shopper_audiences
 from grounding.brands import BrandMatcher, BrandMention, BrandRejection
 from grounding.budget import BUDGET_WORDS, PRICE_CUES, Budget, names_price, parse_budget
 from grounding.shelves import ShelfMatcher
-from contest.persona import SPOKEN
-from grounding.words import STOP, tokens
+from grounding.words import NO_PREFERENCE_VOCAB, STOP, tokens
 from starter.catalog import CatalogIndex
 from starter.config import GROUNDING, Tunables
 from starter.posterior import RankedList, ranked_by_weight
@@ -50,20 +50,12 @@ def is_quoting(reading: Reading, shelves: ShelfMatcher, tracks: Tracks, cfg: Tun
     return tracks.last_evidence_max() >= cfg.quoting_sim
 
 
-# What a bare "no preference" says beyond PEOPLE_STOP: negations as tokenised ("don't" -> "don") and
-# words of indifference.
-INDIFFERENCE_WORDS = frozenset("""
-don doesn didn isn aren care cares matter matters mind preference preferences particular opinion fussy picky
-flexible indifferent whatever honestly either way
-""".split())
-
-
 def says_only_no_preference(text: str, attribute: str) -> bool:
     """Whether a no-preference reply about `attribute` says nothing else.  The template shopper's "I
     don't really care about other." names nothing; a person's "She doesn't mind hand washing it."
     names a detail of the product, and is no sign that a template shopper is speaking."""
     named = set(tokens(attribute.replace("_", " "))) | set(tokens(SPOKEN.get(attribute, "")))
-    return all(len(w) < 2 or w in PEOPLE_STOP or w in INDIFFERENCE_WORDS or w in named for w in tokens(text))
+    return all(len(w) < 2 or w in PEOPLE_STOP or w in NO_PREFERENCE_VOCAB or w in named for w in tokens(text))
 
 
 def query_words(readings: list[Reading]) -> list[str]:

@@ -241,7 +241,8 @@ def store_row_lengths(db: sqlite3.Connection, tables: list[str]) -> None:
     db.execute("CREATE TABLE fts_row_lengths (name TEXT PRIMARY KEY, lengths BLOB, row_count INTEGER, total INTEGER)")
     for table in tables:
         lengths, count, total = _length_parts(db, table)
-        db.execute("INSERT INTO fts_row_lengths VALUES (?, ?, ?, ?)", (table, lengths.astype("<f8").tobytes(), count, total))
+        db.execute("INSERT INTO fts_row_lengths VALUES (?, ?, ?, ?)",
+                   (table, lengths.astype("<f8").tobytes(), count, total))
 
 
 def read_row_lengths(db: sqlite3.Connection, table: str) -> tuple[np.ndarray, int, float] | None:

@@ -297,11 +297,3 @@ class ClueWordCounter:
             for tok in words[v]:
                 df[tok] = df.get(tok, 0) + n
         return words, df
-
-
-def clue_words_of(products: Sequence[Product]) -> tuple[dict[str, tuple[str, ...]], dict[str, int]]:
-    """`ClueWordCounter` over `products`."""
-    counter = ClueWordCounter()
-    for p in products:
-        counter.add(p.constraints)
-    return counter.finish()

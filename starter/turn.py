@@ -152,9 +152,9 @@ class TurnPipeline:
 
     def _leave_people(self, state: SessionState) -> None:
         """A shopper who answers "anything else?" with a bare "no preference" (nothing else said:
-        `people.says_only_no_preference`) is not describing a product in their own words any more (a reworded template shopper whose card is used up): the
-        template path, whose card evidence reads such a session best, takes over, replayed over
-        everything said so far."""
+        `people.says_only_no_preference`) is not describing a product in their own words any more (a
+        reworded template shopper whose card is used up): the template path, whose card evidence
+        reads such a session best, takes over, replayed over everything said so far."""
         fresh = SessionState(state.session_id)
         for k in range(len(state.readings) - 1):
             apply(fresh, MessageRead(state.observations[k], state.readings[k]))

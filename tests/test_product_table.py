@@ -13,7 +13,7 @@ from starter import catalog as catalog_module
 from starter.catalog import CatalogIndex
 from starter.config import TUNABLES
 from starter.index_cache import IndexCache, file_sha256
-from starter.product_table import ClueLists, Product, clue_words_of, columns_of, load, places, shelf_lists, store
+from starter.product_table import ClueLists, ClueWordCounter, Product, columns_of, load, places, shelf_lists, store
 
 
 def _products() -> list[Product]:
@@ -115,12 +115,15 @@ def test_no_collection_while_an_index_is_made_and_the_state_comes_back(small_cat
 
 
 def test_clue_words_and_their_frequencies_are_a_walk_over_every_card() -> None:
-    """`clue_words_of` counts per distinct value: the same counts and the same first-seen order of values
+    """`ClueWordCounter` counts per distinct value: the same counts and the same first-seen order of values
     and words as a walk over every (product, distinct value, word) -- a word two values of one card
     share counts twice, as it always did."""
     products = _products() + [Product(5, "P5", "t", "Tees", 1.0, 1, 4.0, ("Black cotton", "Cotton"),
                                       ("color", "material"), frozenset())]
-    clue_words, df = clue_words_of(products)
+    counter = ClueWordCounter()
+    for p in products:
+        counter.add(p.constraints)
+    clue_words, df = counter.finish()
     want_words: dict[str, tuple[str, ...]] = {}
     want_df: dict[str, int] = {}
     for p in products:

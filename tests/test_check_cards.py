@@ -58,3 +58,34 @@ def test_the_committed_cards_keep_the_rules(name: str, proxy_catalog: Path) -> N
     cards = read_jsonl(PROJECT_ROOT / "data" / "personas" / f"{name}.jsonl")
     assert len(cards) == 200
     assert CC.check(cards, CC.catalog_rows_for(cards, proxy_catalog)) == []
+
+
+SCRIPT = {"sample_id": "s_0001", "ground_truth": {"parent_asin": "B1"},
+          "script": ["hi! looking for boots for my wife", "sorry, they're for my husband",
+                     "brown leather ones", "not the tall kind, ankle height"],
+          "moves": ["describe", "correct", "describe", "negate"]}
+
+
+def test_a_script_written_by_the_rules_passes(small_catalog: Path) -> None:
+    assert _problems(SCRIPT, small_catalog) == []
+
+
+@pytest.mark.parametrize("edit, expected", [
+    (lambda c: c.update(script=c["script"][:3], moves=c["moves"][:3]), "script of 3 lines"),
+    (lambda c: c.update(moves=["describe", "correct", "describe", "describe"]), "fewer than two moves"),
+    (lambda c: c.update(moves=["describe", "correct", "describe"]), "moves must label every"),
+    (lambda c: c.update(moves=["describe", "wave", "describe", "negate"]), "unknown moves ['wave']"),
+    (lambda c: c["script"].append("the one for $49.99"), "a price with cents"),
+])
+def test_each_broken_script_rule_is_named(small_catalog: Path, edit, expected: str) -> None:
+    card = copy.deepcopy(SCRIPT)
+    edit(card)
+    assert any(expected in p for p in _problems(card, small_catalog)), _problems(card, small_catalog)
+
+
+def test_terse_cards_open_with_two_to_ten_words(small_catalog: Path) -> None:
+    card = copy.deepcopy(GOOD)
+    card["opening"] = "brown boots 4 hubby"
+    rows = CC.catalog_rows_for([card], small_catalog)
+    assert any("opening of 4 words" in p for _, p in CC.check([card], rows))
+    assert CC.check([card], rows, CC.TERSE_OPENING_WORDS) == []

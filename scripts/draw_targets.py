@@ -1,0 +1,79 @@
+"""Draw development targets for cards and scripts by a seeded rule (PERSONAS.md "Which targets").
+
+    python -m scripts.draw_targets            # -> data/personas/targets.json
+
+Long-tail targets are synthetic rows of the proxy catalog (rows whose
+`parent_asin` is not in `catalog_subset.jsonl`), drawn uniformly, without
+regard to popularity: the real non-public rows are never drawn (they are
+reserved for held-out measurement).  Public targets for scripts are drawn from
+the public set.  Every draw is `random.Random(SEED + name)` over sorted ids, so
+the same files give the same targets.
+
+Sets written (ids only; the rows stay in the catalog):
+- `longtail_persona`: 100 synthetic rows for PERSONAS.md-style cards;
+- `longtail_terse`: 100 more for terse phone-style cards;
+- `script_synthetic`: 100 more for scripted conversations;
+- `script_public`: 100 public-set targets for scripted conversations.
+The three synthetic sets are disjoint.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+
+from contest.jsonl import iter_jsonl, read_jsonl
+from contest.paths import PROJECT_ROOT, resolve_catalog, resolve_dataset
+
+SEED = "longtail-targets-2026"
+SYNTHETIC_SETS: tuple[tuple[str, int], ...] = (("longtail_persona", 100), ("longtail_terse", 100),
+                                               ("script_synthetic", 100))
+PUBLIC_SETS: tuple[tuple[str, int], ...] = (("script_public", 100),)
+OUT = PROJECT_ROOT / "data" / "personas" / "targets.json"
+
+
+def subset_path(catalog: Path) -> Path:
+    """`catalog_subset.jsonl` beside the catalog, else beside the shared files."""
+    for candidate in (catalog.parent / "catalog_subset.jsonl",
+                      PROJECT_ROOT.parent / "shared" / "techjam" / "catalog_subset.jsonl"):
+        if candidate.exists():
+            return candidate
+    raise FileNotFoundError("catalog_subset.jsonl not found beside the catalog or in ../shared/techjam/")
+
+
+def draw(synthetic: list[str], public: list[str]) -> dict[str, list[str]]:
+    """Each set's targets, in draw order; synthetic sets disjoint."""
+    out: dict[str, list[str]] = {}
+    pool = sorted(synthetic)
+    random.Random(SEED).shuffle(pool)
+    start = 0
+    for name, n in SYNTHETIC_SETS:
+        out[name] = pool[start:start + n]
+        start += n
+    for name, n in PUBLIC_SETS:
+        ids = sorted(set(public))
+        out[name] = random.Random(SEED + name).sample(ids, n)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scripts.draw_targets", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--catalog")
+    ap.add_argument("--dataset")
+    ap.add_argument("--out", default=str(OUT))
+    args = ap.parse_args(argv)
+    catalog = resolve_catalog(args.catalog)
+    real = {row["parent_asin"] for row in iter_jsonl(subset_path(catalog))}
+    synthetic = [row["parent_asin"] for row in iter_jsonl(catalog) if row.get("parent_asin") not in real]
+    public = [row["ground_truth"]["parent_asin"] for row in read_jsonl(resolve_dataset(args.dataset))]
+    sets = draw(synthetic, public)
+    Path(args.out).write_text(json.dumps({"seed": SEED, **sets}, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {args.out}: " + ", ".join(f"{k} {len(v)}" for k, v in sets.items()), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DIR = PROJECT_ROOT.parent / "shared" / "techjam"
-# Where an agent may keep its built catalog index (a directory, or "off"); see starter/index_cache.py.
+# Where an agent may keep its built catalog index (a directory, or "off"); see starter/index/cache.py.
 INDEX_CACHE_ENV = "AGENT_INDEX_CACHE"
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import contest as P
 from evaluator.data import PROJECT_ROOT, CatalogView, resolve_dataset
 from evaluator.local_evaluator import load_agent_class, run_session
-from starter.trace import SessionTrace, TurnTrace
+from starter.conversation.trace import SessionTrace, TurnTrace
 
 log = logging.getLogger(__name__)
 

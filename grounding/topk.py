@@ -1,5 +1,5 @@
 """The best few of many scored ids, as arrays: the one top-n rule of the clue shortlist
-(`grounding.clues`) and the posting-array BM25 (`starter.postings`)."""
+(`grounding.clues`) and the posting-array BM25 (`starter.index.postings`)."""
 from __future__ import annotations
 
 import numpy as np

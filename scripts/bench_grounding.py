@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grounding import Gate, Proposal  # noqa: E402
 from grounding.words import content_tokens, is_content, tokens  # noqa: E402
-from starter.catalog import CatalogIndex  # noqa: E402
+from starter.index.catalog import CatalogIndex  # noqa: E402
 from starter.config import GROUNDING, TUNABLES  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "techjam" / "catalog_proxy.jsonl"

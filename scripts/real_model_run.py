@@ -86,7 +86,7 @@ def server_models(base_url: str) -> Any:
 
 
 def compact_turn(turn: Any, latency_ms: float | None) -> dict:
-    """What one typed trace turn (`starter.trace.TurnTrace`) says about the model's part in it."""
+    """What one typed trace turn (`starter.conversation.trace.TurnTrace`) says about the model's part in it."""
     u = turn.understanding
     parsed = turn.parsed
     return {

@@ -18,18 +18,18 @@ from typing import Any
 
 from contest.paths import load_env_file, resolve_catalog
 from grounding import Gate
-from starter.catalog import CatalogError, CatalogIndex
+from starter.index.catalog import CatalogError, CatalogIndex
 from starter.config import GROUNDING, TOP_K, TUNABLES, Tunables
-from starter.index_cache import IndexCache
+from starter.index.cache import IndexCache
 from starter.model import LLMClient, LLMConfig
-from starter.parse import coerce_message
+from starter.reading.parse import coerce_message
 from starter.replies import SAFE_MESSAGE, SAFE_QUESTION
-from starter.rerank import Reranker
-from starter.sessions import SessionStore
-from starter.state import SessionState, TurnTraced, apply
-from starter.trace import SessionTrace, TurnTrace
+from starter.template.rerank import Reranker
+from starter.conversation.sessions import SessionStore
+from starter.conversation.state import SessionState, TurnTraced, apply
+from starter.conversation.trace import SessionTrace, TurnTrace
 from starter.turn import TurnPipeline
-from starter.understand import Understander
+from starter.reading.understand import Understander
 
 log = logging.getLogger(__name__)
 

@@ -102,7 +102,7 @@ class Tunables:
     # BM25 column weights (title, category path, card values + store) and the query word cap.  hand-set.
     bm25_weights: tuple[float, float, float] = (6.0, 4.0, 2.0)
     bm25_max_words: int = 40
-    # ---- people: free-text sessions that do not quote catalog values (starter/people.py) ----
+    # ---- people: free-text sessions that do not quote catalog values (starter/people/ranking.py) ----
     # A free-text opening whose best card-value similarity (over its bm25_candidates best BM25
     # matches) reaches this quotes values (the template path reads it); below it, and with no
     # shelf name spelled out, it is a person.  measured: persona cards 0/200 at 0.6; public para
@@ -155,7 +155,7 @@ class Tunables:
     # bounds on memory (unbounded, the word-set memo and the IDF-weight memo held 60,640 and 134,266
     # entries after 2,000 mixed sessions and RSS still grew: bench_robustness at 9f353eb); a memo
     # saves microseconds a lookup, so they stop adding when full.  The card-value word memo keeps the
-    # most recently used instead (`starter.memo.RecentMemo`, up to twice this many): at a million
+    # most recently used instead (`starter.index.memo.RecentMemo`, up to twice this many): at a million
     # products a full memo that stopped adding missed on most values of every turn.
     df_cache_entries: int = 50_000
     token_set_cache_entries: int = 50_000
@@ -166,7 +166,7 @@ class Tunables:
     # Memo of each product's word set (title + card values): a bound for catalogs far larger than
     # the proxy (2,000 mixed sessions touched 49,061 of its 50,000 products).
     product_tokens_cache_entries: int = 100_000
-    # BM25 engine: "arrays" scores FTS5's ranking from memoised posting arrays (starter/postings.py;
+    # BM25 engine: "arrays" scores FTS5's ranking from memoised posting arrays (starter/index/postings.py;
     # the same floats, so the same lists; a query it cannot reproduce exactly goes to SQL), "sqlite"
     # asks FTS5 every time.  The arrays hold at most this many postings (12 bytes each: ~50 MB).
     bm25_engine: str = "arrays"
@@ -199,7 +199,7 @@ class Tunables:
     # items) are read.  A bound, not a tunable: the proxy's longest field is far shorter.
     max_field_chars: int = 100_000
     # A cold build parses a catalog file of at least `build_parallel_min_bytes` in this many forked
-    # worker processes (starter/catalog_rows.py; 1 = in the building process); smaller files are
+    # worker processes (starter/index/catalog_rows.py; 1 = in the building process); smaller files are
     # read serially (a worker costs a fork and its share of the pickled rows).  The same index either way.
     build_processes: int = 2
     build_parallel_min_bytes: int = 8_000_000

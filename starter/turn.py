@@ -14,23 +14,23 @@ from contest.card import classify
 from grounding import Gate
 from grounding.shelves import ShelfGuess
 from grounding.words import MORE_OPTIONS_CUE
-from starter import ask as ASK
-from starter import commit as COMMIT
-from starter import people as PEOPLE
-from starter import posterior as POSTERIOR
-from starter import rank as RANK
-from starter import retrieve as RETRIEVE
-from starter import trace as T
-from starter.catalog import CatalogIndex, Product
+from starter.template import questions as ASK
+from starter.template import commit as COMMIT
+from starter.people import ranking as PEOPLE
+from starter.template import posterior as POSTERIOR
+from starter.template import evidence as RANK
+from starter.template import retrieve as RETRIEVE
+from starter.conversation import trace as T
+from starter.index.catalog import CatalogIndex, Product
 from starter.config import MAX_TURNS, TOP_K, Tunables
-from starter.parse import parse_message
-from starter.rank import Tracks
+from starter.reading.parse import parse_message
+from starter.template.evidence import Tracks
 from starter.replies import people_message, response_message
-from starter.rerank import Reranker
-from starter.state import (ConstraintsRecorded, Constraint, MessageExplained, MessageRead, PathReplayed, PoolGrown,
+from starter.template.rerank import Reranker
+from starter.conversation.state import (ConstraintsRecorded, Constraint, MessageExplained, MessageRead, PathReplayed, PoolGrown,
                            PoolOpened, RelevanceComputed, ResponseSent, SessionState, TracksUpdated, TurnTraced,
                            UsageAdded, apply)
-from starter.understand import Reading, Understander, Understanding
+from starter.reading.understand import Reading, Understander, Understanding
 
 _ZERO = (("prompt_tokens", 0), ("completion_tokens", 0))
 TRACE_ROWS = 20          # candidates a turn's trace shows
@@ -118,7 +118,7 @@ class TurnPipeline:
     def _play_people(self, state: SessionState, obs: Any, reading: Reading, understanding: Understanding | None,
                      usage: dict[str, int], turn_no: int, k_limit: int) -> dict:
         """A person's turn: whole-product evidence over the whole conversation, facts, and a question in
-        plain words (starter/people.py)."""
+        plain words (starter/people/ranking.py)."""
         cfg, index = self.cfg, self.index
         shown_before = set(state.doubtful) | set(state.excluded)
         facts = PEOPLE.conversation_facts(state.readings, self.brands)

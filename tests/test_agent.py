@@ -13,18 +13,18 @@ import pytest
 import contest as P
 from evaluator.local_evaluator import build_summary, evaluate, run_session
 from evaluator.data import load_catalog, read_jsonl
-from starter import ask as ASK
-from starter import commit as COMMIT
-from starter import posterior as POSTERIOR
-from starter import rank as RANK
-from starter.tracks import TrackTable
-from starter import shopper_model as SM
+from starter.template import questions as ASK
+from starter.template import commit as COMMIT
+from starter.template import posterior as POSTERIOR
+from starter.template import evidence as RANK
+from starter.template.tracks import TrackTable
+from tests import shopper_model as SM
 from starter.agent import Agent
-from starter.catalog import CatalogError, CatalogIndex
+from starter.index.catalog import CatalogError, CatalogIndex
 from grounding import Gate
 from starter.config import GROUNDING, TUNABLES
-from starter.parse import parse_message
-from starter.understand import Reading
+from starter.reading.parse import parse_message
+from starter.reading.understand import Reading
 from tests.conftest import PUBLIC_SET, SMALL_PRODUCTS
 
 TEES = "Tees & Blouses T-Shirts"
@@ -160,7 +160,7 @@ def test_no_attribute_reply_is_predicted_for_no_question(index: CatalogIndex) ->
 
 # ---- rank ------------------------------------------------------------------------------
 def _open(index: CatalogIndex, text: str):
-    from starter.retrieve import build_pool
+    from starter.template.retrieve import build_pool
     shelves = shelves_of(index)
     obs = Reading.of(parse_message(text, 1, shelves.lower))
     pool = build_pool(index, shelves, obs, TUNABLES)
@@ -405,7 +405,7 @@ def test_tuned_agent_reads_overrides_and_rejects_typos() -> None:
 def test_has_value_clue_equals_the_plain_set_check(proxy_agent) -> None:
     """`has_value_clue` and `value_clue_hits` (rarest part first) answer as intersecting the product
     sets of every part that is a catalog value would."""
-    from starter.retrieve import has_value_clue, value_clue_hits
+    from starter.template.retrieve import has_value_clue, value_clue_hits
 
     index = proxy_agent.index
     rng = random.Random(3)

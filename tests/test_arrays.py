@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from starter import arrays as A
-from starter.arrays import distinct, groups, groups_in_order
+from starter.index import arrays as A
+from starter.index.arrays import distinct, groups, groups_in_order
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 300, 5000])

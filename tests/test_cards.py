@@ -17,19 +17,19 @@ import pytest
 from contest import messages as M
 from contest.card import CARD_SIZE
 from contest.rules import hit_reward
-from starter import ask as ASK
-from starter import posterior as POSTERIOR
-from starter import rank as RANK
-from starter import shopper_model as SM
-from starter import similarity as SIM
+from starter.template import questions as ASK
+from starter.template import posterior as POSTERIOR
+from starter.template import evidence as RANK
+from tests import shopper_model as SM
+from starter.template import similarity as SIM
 from grounding.words import tokens
-from starter.cards import NO_VALUE, QUESTION_COLUMNS, REPLY_ATTRIBUTES, REPLY_COLUMN, CardArrays, value_words_of
-from starter.catalog import CatalogIndex, Product
+from starter.index.card_arrays import NO_VALUE, QUESTION_COLUMNS, REPLY_ATTRIBUTES, REPLY_COLUMN, CardArrays, value_words_of
+from starter.index.catalog import CatalogIndex, Product
 from starter.config import QUESTION_ATTRIBUTES, TUNABLES
-from starter.parse import parse_message
-from starter.product_table import columns_of
-from starter.tracks import Track, TrackTable
-from starter.understand import Reading
+from starter.reading.parse import parse_message
+from starter.index.product_table import columns_of
+from starter.template.tracks import Track, TrackTable
+from starter.reading.understand import Reading
 
 KINDS = ["material", "color", "size", "style", "use_case", "feature", "budget"]
 

@@ -1,4 +1,4 @@
-"""Catalog rows parsed by forked workers (starter/catalog_rows.py) give the serial read's records, in
+"""Catalog rows parsed by forked workers (starter/index/catalog_rows.py) give the serial read's records, in
 order, the same index, and the same errors; a process with another thread reads serially."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from starter import catalog_rows as ROWS
-from starter.catalog import CatalogError, CatalogIndex
+from starter.index import catalog_rows as ROWS
+from starter.index.catalog import CatalogError, CatalogIndex
 from starter.config import TUNABLES
 from tests.conftest import SMALL_PRODUCTS
 
@@ -127,8 +127,8 @@ def test_a_daemon_process_reads_serially(tmp_path: Path) -> None:
 def test_a_cache_build_with_another_thread_alive_forks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No parsing workers and no FTS5 filling process: the rows are read here and the tables filled by a
     thread, into the same index."""
-    from starter import catalog as CATALOG
-    from starter.index_cache import IndexCache
+    from starter.index import catalog as CATALOG
+    from starter.index.cache import IndexCache
     path = _catalog(tmp_path)
     cfg = dataclasses.replace(TUNABLES, build_processes=2, build_parallel_min_bytes=0)
     reference = CatalogIndex(path, cfg)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 
 from contest.rules import MAX_TURNS, TOP_K, hit_reward
-from starter.commit import horizon_plan
+from starter.template.commit import horizon_plan
 
 _REWARDS = [[0.0] + [hit_reward(k, t) for k in range(1, TOP_K + 1)] for t in range(MAX_TURNS + 1)]
 

@@ -403,7 +403,7 @@ def test_the_catalog_is_prepared_once_before_the_workers_start(catalog_file, cat
 
 
 def test_our_agent_prepares_its_index_once(small_catalog, tmp_path, monkeypatch):
-    from starter import index_cache
+    from starter.index import cache as index_cache
     from starter.agent import Agent
     monkeypatch.setenv("AGENT_INDEX_CACHE", str(tmp_path / "cache"))
     hashed: list[str] = []

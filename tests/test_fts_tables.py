@@ -1,4 +1,4 @@
-"""The FTS5 tables filled in batches, by a second thread or by a forked process (starter/fts_tables.py),
+"""The FTS5 tables filled in batches, by a second thread or by a forked process (starter/index/fts_tables.py),
 hold exactly what row-by-row inserts would, and a bad row still fails the build with a clear message."""
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from starter import catalog as CATALOG
-from starter.catalog import CatalogError, CatalogIndex
-from starter.catalog_rows import can_fork
+from starter.index import catalog as CATALOG
+from starter.index.catalog import CatalogError, CatalogIndex
+from starter.index.catalog_rows import can_fork
 from starter.config import TUNABLES
-from starter.fts_tables import FTS_COLUMNS, FtsFiller, ProcessFiller, create_tables
-from starter.postings import read_row_lengths, row_lengths
-from starter.index_cache import IndexCache
+from starter.index.fts_tables import FTS_COLUMNS, FtsFiller, ProcessFiller, create_tables
+from starter.index.postings import read_row_lengths, row_lengths
+from starter.index.cache import IndexCache
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="needs the fork start method and a single thread")
 # Builds into the cache by a forked filling process, whatever the catalog's size.

@@ -14,9 +14,9 @@ from jsonschema import Draft202012Validator
 from grounding import Gate, Grounded, Proposal, parse_budget, proposals_from_facts, proposals_from_llm
 from grounding.words import content_tokens
 from prompts import load_schema
-from starter.catalog import CatalogIndex
+from starter.index.catalog import CatalogIndex
 from starter.config import GROUNDING, TUNABLES
-from starter.parse import parse_message
+from starter.reading.parse import parse_message
 from tests.conftest import CATS_BOOTS, SMALL_PRODUCTS, product
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -368,7 +368,7 @@ def test_determinism_and_tie_breaks(small_gate: Gate, small_catalog: Path) -> No
     for (c1, s1), (c2, s2) in zip(res, res[1:]):
         assert s1 > s2 or (s1 == s2 and c1 < c2)
     # Across processes with different hash seeds too.
-    code = ("import sys; sys.path.insert(0, '.'); from grounding import Gate; from starter.catalog import CatalogIndex;"
+    code = ("import sys; sys.path.insert(0, '.'); from grounding import Gate; from starter.index.catalog import CatalogIndex;"
             "from tests.test_grounding import _outputs, make_gate; print(_outputs(make_gate(sys.argv[1])))")
     for seed in ("1", "2"):
         env = dict(os.environ, PYTHONHASHSEED=seed)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from starter.catalog import CatalogIndex
+from starter.index.catalog import CatalogIndex
 from starter.config import TUNABLES
-from starter.index_cache import IndexCache, default_cache_dir
+from starter.index.cache import IndexCache, default_cache_dir
 from tests.conftest import SMALL_PRODUCTS
 
 
@@ -69,8 +69,8 @@ def test_catalog_edited_in_place_is_rebuilt_and_old_entry_dropped(small_catalog:
 def _hashes_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """(file name, thread name) of every SHA-256 the index code computes from now on."""
     import threading
-    from starter import catalog as CATALOG
-    from starter import index_cache as CACHE
+    from starter.index import catalog as CATALOG
+    from starter.index import cache as CACHE
     seen: list[tuple[str, str]] = []
     real = CACHE.file_sha256
 
@@ -145,7 +145,7 @@ def test_damaged_cache_is_never_trusted(small_catalog: Path, tmp_path: Path, dam
         manifest_path.write_text(json.dumps(m), encoding="utf-8")
     else:
         db_path.unlink()
-    with caplog.at_level(logging.WARNING, logger="starter.index_cache"):
+    with caplog.at_level(logging.WARNING, logger="starter.index.cache"):
         again = CatalogIndex(small_catalog, TUNABLES, cache)
     assert again.cache_state == "built"
     assert "rebuilding" in caplog.text
@@ -191,7 +191,7 @@ def test_unwritable_cache_directory_builds_in_memory(small_catalog: Path, tmp_pa
                                                      caplog: pytest.LogCaptureFixture) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="starter.index_cache"):
+    with caplog.at_level(logging.WARNING, logger="starter.index.cache"):
         ix = CatalogIndex(small_catalog, TUNABLES, IndexCache(blocker / "sub"))
     assert ix.cache_state == "memory" and "not writable" in caplog.text
     assert ix.bm25(["cotton"], 3)
@@ -202,7 +202,7 @@ def test_warm_load_repeats_the_row_warnings(tmp_path: Path, caplog: pytest.LogCa
     rows = [dict(p) for p in SMALL_PRODUCTS] + [{"title": "no id"}, dict(SMALL_PRODUCTS[0])]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     cache = IndexCache(tmp_path / "c")
-    with caplog.at_level(logging.WARNING, logger="starter.catalog"):
+    with caplog.at_level(logging.WARNING, logger="starter.index.catalog"):
         CatalogIndex(path, TUNABLES, cache)
         cold = caplog.text
         caplog.clear()
@@ -272,9 +272,18 @@ def test_the_stored_clue_postings_are_what_the_clue_index_computes(small_catalog
 
 def test_every_module_that_writes_an_index_table_is_part_of_the_key() -> None:
     """A module that writes a table into the index file decides what a cache holds: a change to its
-    code must give a new key (the session journal is no index table)."""
-    from starter.index_cache import INDEX_CODE
+    code must give a new key (the conversation journal is no index table)."""
+    from starter.index.cache import index_code
     root = Path(__file__).resolve().parent.parent
-    writers = {f"starter.{p.stem}" for p in (root / "starter").glob("*.py")
-               if "CREATE TABLE" in p.read_text(encoding="utf-8") and p.stem != "sessions"}
-    assert writers and writers <= set(INDEX_CODE), sorted(writers - set(INDEX_CODE))
+    writers = {".".join(p.relative_to(root).with_suffix("").parts) for p in (root / "starter").rglob("*.py")
+               if "CREATE TABLE" in p.read_text(encoding="utf-8") and "conversation" not in p.parts}
+    assert writers and writers <= set(index_code()), sorted(writers - set(index_code()))
+
+
+def test_the_key_follows_the_imports_of_the_index_package() -> None:
+    """The rules the index replays (the contest's card derivation) are part of the key because the index
+    package imports them, not because a list names them."""
+    from starter.index.cache import index_code
+    code = index_code()
+    assert "contest.card" in code and "starter.index.catalog" in code
+    assert not any(m.startswith(("starter.template", "starter.people", "starter.conversation")) for m in code)

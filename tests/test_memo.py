@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from starter import similarity as SIM
-from starter.memo import RecentMemo
+from starter.template import similarity as SIM
+from starter.index.memo import RecentMemo
 
 
 def test_recent_entries_stay_and_at_most_twice_the_bound_is_held() -> None:

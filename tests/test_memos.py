@@ -13,10 +13,10 @@ import dataclasses
 import gc
 from pathlib import Path
 
-from starter import posterior as POSTERIOR
-from starter import rank as RANK
-from starter import similarity as SIM
-from starter.catalog import CatalogIndex
+from starter.template import posterior as POSTERIOR
+from starter.template import evidence as RANK
+from starter.template import similarity as SIM
+from starter.index.catalog import CatalogIndex
 from starter.config import TUNABLES
 
 
@@ -77,8 +77,8 @@ def test_the_agent_makes_full_collections_rarer_unless_told_not_to(small_catalog
 
 def test_most_probable_is_the_posteriors_first(small_catalog: Path) -> None:
     """The free-text opening's scenario is read off the best candidate without ranking them all."""
-    from starter.parse import parse_message
-    from starter.understand import Reading
+    from starter.reading.parse import parse_message
+    from starter.reading.understand import Reading
     ix = CatalogIndex(small_catalog, TUNABLES, None)
     reading = Reading.of(parse_message("something black and cotton for summer", 1, {}))
     tracks, _ = RANK.open_tracks(ix, list(range(len(ix.products))), reading, {}, TUNABLES)
@@ -106,7 +106,7 @@ def test_long_messages_share_words_with_values_by_their_words(small_catalog: Pat
 def test_holds_any_equals_the_token_check_with_or_without_the_memo(small_catalog) -> None:
     """`holds_any` skips tokenising a cold product whose text holds none of the words; the answer
     is the token check's, cold or warm, for few words and for many."""
-    from starter.catalog import CatalogIndex
+    from starter.index.catalog import CatalogIndex
     from starter.config import TUNABLES
     cold = CatalogIndex(small_catalog, TUNABLES)
     warm = CatalogIndex(small_catalog, TUNABLES)
@@ -124,7 +124,7 @@ def test_holds_any_equals_the_token_check_with_or_without_the_memo(small_catalog
 
 
 def test_tracks_are_arrays_the_garbage_collector_does_not_walk(small_catalog: Path) -> None:
-    """The pool's tracks are numeric columns (starter/tracks.py): the collector tracks none of them,
+    """The pool's tracks are numeric columns (starter/template/tracks.py): the collector tracks none of them,
     however many candidates a session holds (tuple tracks made each full collection 300-490 ms at a
     million products)."""
     from starter.agent import Agent

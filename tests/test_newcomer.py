@@ -9,7 +9,7 @@ import pytest
 
 import contest.paths as paths
 from evaluator import local_evaluator as E
-from starter.catalog import CatalogError, CatalogIndex
+from starter.index.catalog import CatalogError, CatalogIndex
 from starter.config import TUNABLES
 
 
@@ -49,7 +49,7 @@ def test_each_kind_of_odd_row_is_counted_in_the_warning(tmp_path: Path, caplog) 
             {"parent_asin": "A2", "categories": []}]
     path = tmp_path / "c.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="starter.catalog"):
+    with caplog.at_level(logging.WARNING, logger="starter.index.catalog"):
         index = CatalogIndex(path, TUNABLES)
     assert len(index.products) == 2
     text = caplog.text
@@ -69,7 +69,7 @@ def test_huge_fields_are_cut_when_read(tmp_path: Path) -> None:
 def test_capped_cuts_every_shape_by_the_one_recursive_rule() -> None:
     """`capped` inlines the common shapes; it must give what the plain rule gives: strings to
     `limit` characters, lists and dicts to `limit // 100` items, two levels down, anything else kept."""
-    from starter.catalog_rows import capped
+    from starter.index.catalog_rows import capped
 
     def rule(v: object, limit: int, depth: int = 0) -> object:
         items = max(1, limit // 100)

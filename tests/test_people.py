@@ -1,4 +1,4 @@
-"""People: free-text sessions in a shopper's own words (starter/people.py) and the facts read from them."""
+"""People: free-text sessions in a shopper's own words (starter/people/ranking.py) and the facts read from them."""
 from __future__ import annotations
 
 import dataclasses
@@ -12,12 +12,12 @@ from evaluator.local_evaluator import build_summary, run_session
 from evaluator.data import load_catalog
 from grounding.audience import product_audiences, shopper_audiences
 from grounding.budget import Budget
-from starter import people as PEOPLE
+from starter.people import ranking as PEOPLE
 from starter.agent import Agent
-from starter.catalog import CatalogIndex
+from starter.index.catalog import CatalogIndex
 from starter.config import TUNABLES
-from starter.parse import parse_message
-from starter.understand import Reading
+from starter.reading.parse import parse_message
+from starter.reading.understand import Reading
 from tests.conftest import CATS_BOOTS, SMALL_PRODUCTS, product
 
 CATS_WBOOTS = ["Clothing, Shoes & Jewelry", "Women", "Shoes", "Boots", "Ankle & Bootie"]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from starter.catalog import CatalogIndex
+from starter.index.catalog import CatalogIndex
 from starter.config import TUNABLES
-from starter.posterior import Ranked, RankedList, count_exact, most_probable, posterior, ranked_by_weight
-from starter.tracks import Track, TrackTable
+from starter.template.posterior import Ranked, RankedList, count_exact, most_probable, posterior, ranked_by_weight
+from starter.template.tracks import Track, TrackTable
 
 
 @pytest.fixture()

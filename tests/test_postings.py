@@ -1,4 +1,4 @@
-"""The posting-array BM25 gives exactly FTS5's answers (starter/postings.py).
+"""The posting-array BM25 gives exactly FTS5's answers (starter/index/postings.py).
 
 Every free-text turn asks an OR query of up to 40 words; the arrays must give
 the SQL query's list float for float (order, scores, ties by rowid), or hand
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from grounding.words import FILLER, tokens
-from starter.catalog import CatalogIndex
+from starter.index.catalog import CatalogIndex
 from starter.config import TUNABLES
-from starter.index_cache import IndexCache
+from starter.index.cache import IndexCache
 from tests.conftest import CATS_TEES, product
 
 WEIGHTS = {"docs": TUNABLES.bm25_weights, "full": TUNABLES.people_field_weights}
@@ -133,7 +133,7 @@ def test_the_clue_shortlist_from_arrays_equals_the_dict_loop(proxy_agent) -> Non
 
 def test_row_lengths_decode_sqlite_varints() -> None:
     """FTS5's docsize record is one SQLite varint per column: 7 bits a byte, most significant first."""
-    from starter.postings import _varint_sums
+    from starter.index.postings import _varint_sums
 
     def varint(v: int) -> bytes:
         out = [v & 0x7F]
@@ -165,8 +165,8 @@ def test_a_cold_query_past_the_load_budget_goes_to_sql_and_warms_the_arrays(smal
 def test_an_index_the_arrays_cannot_read_turns_them_off_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
     import sqlite3
 
-    from starter.fts_tables import FTS_COLUMNS, FTS_TOKENIZERS
-    from starter.postings import PostingScorer
+    from starter.index.fts_tables import FTS_COLUMNS, FTS_TOKENIZERS
+    from starter.index.postings import PostingScorer
     scorer = PostingScorer(sqlite3.connect(":memory:"), FTS_COLUMNS, FTS_TOKENIZERS, lambda table, word: 1,
                            100, 100, 100)
     with caplog.at_level("WARNING"):
@@ -192,7 +192,7 @@ def test_best_first_keeps_the_ties_at_the_cut_and_orders_them_by_id() -> None:
 def test_the_built_index_stores_the_row_lengths_bm25_reads(small_catalog: Path, tmp_path: Path, cached: bool) -> None:
     """The build stores each FTS5 table's row lengths, row count and mean (`store_row_lengths`): the
     same arrays and floats as reading FTS5's docsize table, in a built, a loaded and an in-memory index."""
-    from starter.postings import read_row_lengths, row_lengths
+    from starter.index.postings import read_row_lengths, row_lengths
     cache = IndexCache(tmp_path / "c") if cached else None
     indexes = [CatalogIndex(small_catalog, TUNABLES, cache)]
     if cached:
@@ -209,7 +209,7 @@ def test_the_built_index_stores_the_row_lengths_bm25_reads(small_catalog: Path, 
 
 
 def test_row_lengths_read_in_chunks_equal_one_read(small_catalog: Path) -> None:
-    from starter import postings as P
+    from starter.index import postings as P
     ix = CatalogIndex(small_catalog, TUNABLES)
     for table in ("docs", "full"):
         whole = P._length_parts(ix.db, table, chunk=10 ** 9)

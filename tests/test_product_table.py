@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from starter import catalog as catalog_module
-from starter.catalog import CatalogIndex
+from starter.index import catalog as catalog_module
+from starter.index.catalog import CatalogIndex
 from starter.config import TUNABLES
-from starter.index_cache import IndexCache, file_sha256
-from starter.product_table import ClueLists, ClueWordCounter, Product, columns_of, load, places, shelf_lists, store
+from starter.index.cache import IndexCache, file_sha256
+from starter.index.product_table import ClueLists, ClueWordCounter, Product, columns_of, load, places, shelf_lists, store
 
 
 def _products() -> list[Product]:
@@ -83,7 +83,7 @@ def test_a_load_failure_is_damage_only_when_the_checksum_says_so(small_catalog: 
     db_path, _ = cache.paths(cache.key(small_catalog, TUNABLES))
     data = db_path.read_bytes()
     db_path.write_bytes(data[:200] + bytes([data[200] ^ 0xFF]) + data[201:])
-    with caplog.at_level(logging.WARNING, logger="starter.index_cache"):
+    with caplog.at_level(logging.WARNING, logger="starter.index.cache"):
         again = CatalogIndex(small_catalog, TUNABLES, cache)
     assert again.cache_state == "built" and "checksum does not match" in caplog.text
     monkeypatch.undo()

@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from starter.catalog import CatalogIndex
+from starter.index.catalog import CatalogIndex
 from starter.config import TUNABLES
 from starter.model import EmbedReply, ErrorKind, LLMReply
-from starter.posterior import Ranked
-from starter.rerank import Reranker
+from starter.template.posterior import Ranked
+from starter.template.rerank import Reranker
 
 
 class FakeClient:

@@ -6,14 +6,14 @@ import dataclasses
 import pytest
 
 from grounding.shelves import ShelfGuess
-from starter.parse import parse_message
-from starter.tracks import Track, TrackTable
-from starter.retrieve import Growth, Pool
-from starter.state import (ConstraintsRecorded, Constraint, MessageExplained, MessageRead, PoolGrown, PoolOpened,
+from starter.reading.parse import parse_message
+from starter.template.tracks import Track, TrackTable
+from starter.template.retrieve import Growth, Pool
+from starter.conversation.state import (ConstraintsRecorded, Constraint, MessageExplained, MessageRead, PoolGrown, PoolOpened,
                            RelevanceComputed, ResponseSent, SessionState, TracksUpdated, TurnTraced, UsageAdded,
                            apply)
-from starter.trace import TurnTrace
-from starter.understand import Reading
+from starter.conversation.trace import TurnTrace
+from starter.reading.understand import Reading
 
 TEMPLATE_OPENING = "I'm looking for Women Shirts. A key requirement is: cotton."
 

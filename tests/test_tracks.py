@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from starter.tracks import Track, TrackTable
+from starter.template.tracks import Track, TrackTable
 
 
 def _rows(rng: random.Random, ids: list[int], depth: int) -> dict[int, Track]:

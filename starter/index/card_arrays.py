@@ -1,7 +1,7 @@
 """Every product's card as arrays: value ids by card position, type pattern, shelf, twin positions.
 
 The template turn predicts, for each candidate, which card values the shopper
-would reveal (`starter.shopper_model` states the rule per product).  That
+would reveal (`tests.shopper_model` states the rule per product).  That
 prediction depends on the candidate only through its card's value ids, its
 pattern of value types and which positions are disclosed, so over arrays it
 is a table lookup and a gather per turn instead of a Python call per
@@ -25,7 +25,7 @@ from contest.card import CARD_SIZE
 from contest.rules import ALLOWED_ATTRIBUTES
 from grounding.words import FILLER
 from starter.config import QUESTION_ATTRIBUTES
-from starter.product_table import ProductColumns
+from starter.index.product_table import ProductColumns
 
 # Reply attributes (`messages.reply_attribute` maps every asked attribute onto one of these): the
 # question attributes first, so a turn's question columns are one slice of the plan.

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from starter.parse import Observation
-from starter.tracks import TrackTable as Tracks
-from starter.retrieve import Growth, Pool
-from starter.trace import TurnTrace
-from starter.understand import Reading
+from starter.reading.parse import Observation
+from starter.template.tracks import TrackTable as Tracks
+from starter.template.retrieve import Growth, Pool
+from starter.conversation.trace import TurnTrace
+from starter.reading.understand import Reading
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class SessionState:
     turn: int = 0                                  # turns answered so far
     scenario: str = "unknown"                      # buying | browsing | intent_override | unknown
     scenario_certain: bool = False                 # read from a template opening (not guessed)
-    people: bool = False                           # a person's own words (starter/people.py), not templates
+    people: bool = False                           # a person's own words (starter/people/ranking.py), not templates
     override_seen: bool = False                    # the intent-override message has arrived
     override_turn: int | None = None
     boundary_seen: bool = False

@@ -1,6 +1,6 @@
 """The pool's tracks as columns: one array per field, one row per candidate, in pool order.
 
-A track is a candidate's account of the conversation so far (`starter.rank`):
+A track is a candidate's account of the conversation so far (`starter.template.evidence`):
 its scenario, the card positions its shopper would have disclosed, whether
 every message so far is exactly what it predicts, and its evidence terms.
 Kept as arrays, a turn updates thousands of candidates with a few array
@@ -17,7 +17,7 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 
-from starter.arrays import member
+from starter.index.arrays import member
 
 SCENARIOS: tuple[str, ...] = ("buying", "intent_override", "browsing")
 SCENARIO_CODE: dict[str, int] = {s: k for k, s in enumerate(SCENARIOS)}

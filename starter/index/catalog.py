@@ -19,17 +19,17 @@ import numpy as np
 
 from grounding.clues import clue_postings
 from grounding.words import tokens
-from starter.catalog_rows import can_fork, read_records
+from starter.index.catalog_rows import can_fork, read_records
 from starter.config import Tunables
-from starter.fts_tables import (FTS_COLUMNS, FTS_TOKENIZERS, Filler, FtsFiller, ProcessFiller, create_tables,
+from starter.index.fts_tables import (FTS_COLUMNS, FTS_TOKENIZERS, Filler, FtsFiller, ProcessFiller, create_tables,
                                 unstorable)
-from starter.index_cache import CacheKey, IndexCache, OpenedIndex, file_sha256
-from starter.postings import PostingScorer
-from starter.cards import CardArrays, ValueWords, load_value_words, store_value_words, value_words_of
-from starter.product_table import (ClueLists, ClueWordCounter, Product, ProductColumns, collection_paused, columns_of,
+from starter.index.cache import CacheKey, IndexCache, OpenedIndex, file_sha256
+from starter.index.postings import PostingScorer
+from starter.index.card_arrays import CardArrays, ValueWords, load_value_words, store_value_words, value_words_of
+from starter.index.product_table import (ClueLists, ClueWordCounter, Product, ProductColumns, collection_paused, columns_of,
                                    places, read_clue_postings, shelf_lists, store_clue_postings)
-from starter.product_table import load as load_products
-from starter.product_table import store as store_products
+from starter.index.product_table import load as load_products
+from starter.index.product_table import store as store_products
 
 log = logging.getLogger(__name__)
 __all__ = ["CatalogError", "CatalogIndex", "Product"]
@@ -357,7 +357,7 @@ class CatalogIndex:
 
     def _match(self, table: str, weights: tuple[float, ...], words: list[str], limit: int) -> list[tuple[int, float]]:
         """One FTS5 OR query of `words`, ranked by weighted BM25 (tie: rowid): from the posting arrays
-        (`starter.postings`, the same floats) when they can answer it exactly, else by SQL."""
+        (`starter.index.postings`, the same floats) when they can answer it exactly, else by SQL."""
         if not words:
             return []
         got = self.postings.match(table, weights, words, limit)

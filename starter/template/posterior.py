@@ -12,10 +12,10 @@ from typing import Iterator, NamedTuple, Sequence, overload
 
 import numpy as np
 
-from starter.arrays import member
-from starter.catalog import CatalogIndex
+from starter.index.arrays import member
+from starter.index.catalog import CatalogIndex
 from starter.config import Tunables
-from starter.rank import Tracks
+from starter.template.evidence import Tracks
 
 
 class Ranked(NamedTuple):

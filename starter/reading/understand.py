@@ -21,7 +21,7 @@ from typing import Any
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
 from grounding.words import FILLER, NO_PREFERENCE_WORDS, OVERRIDE_WORDS, tokens
 from starter.config import GROUNDING, Tunables
-from starter.parse import Observation
+from starter.reading.parse import Observation
 
 log = logging.getLogger(__name__)
 

@@ -6,12 +6,12 @@ predict each message exactly, with the contest's own templates and reveal
 rule (`contest.messages`).  Comparing predictions with what was actually said
 is the strongest evidence there is (see `rank.py`).  This module states the
 prediction for one product; the turn computes the same for a whole pool over
-the card arrays (`starter.cards`), and tests hold the two equal.
+the card arrays (`starter.index.card_arrays`), and tests hold the two equal.
 """
 from __future__ import annotations
 
 from contest import messages as M
-from starter.catalog import Product
+from starter.index.catalog import Product
 
 # The card values a candidate's shopper has disclosed so far (read only by membership).
 Disclosed = tuple[str, ...]

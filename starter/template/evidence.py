@@ -1,13 +1,13 @@
 """Evidence and ranking: how well each candidate explains the conversation.
 
-Every candidate carries a track (a row of `starter.tracks.TrackTable`): the
+Every candidate carries a track (a row of `starter.template.tracks.TrackTable`): the
 card values the shopper would have disclosed so far if it were the target,
 whether every message so far is exactly what it predicts (`exact`), and a soft
 log-likelihood for wording that is not the template's (IDF-weighted overlap
 between the values it predicts and the content words actually said, so rare
-clues outweigh common ones; `starter.similarity`).  Predictions are read off
-the card arrays (`starter.cards`) and judged once per distinct prediction, for
-the whole pool at once.  The posterior over them is `starter.posterior`.
+clues outweigh common ones; `starter.template.similarity`).  Predictions are read off
+the card arrays (`starter.index.card_arrays`) and judged once per distinct prediction, for
+the whole pool at once.  The posterior over them is `starter.template.posterior`.
 """
 from __future__ import annotations
 
@@ -15,14 +15,14 @@ import numpy as np
 
 from grounding.budget import BUDGET_WORDS
 from contest import messages as M
-from starter.catalog import CatalogIndex
+from starter.index.catalog import CatalogIndex
 from starter.config import Tunables
-from starter.cards import NO_VALUE, REPLY_COLUMN
-from starter import similarity as SIM
-from starter.arrays import groups, member
-from starter.similarity import _tok_set, value_similarity
-from starter.tracks import SCENARIO_CODE as TRACK_SCENARIOS, TrackTable
-from starter.understand import Reading
+from starter.index.card_arrays import NO_VALUE, REPLY_COLUMN
+from starter.template import similarity as SIM
+from starter.index.arrays import groups, member
+from starter.template.similarity import _tok_set, value_similarity
+from starter.template.tracks import SCENARIO_CODE as TRACK_SCENARIOS, TrackTable
+from starter.reading.understand import Reading
 
 Tracks = TrackTable
 
@@ -166,7 +166,7 @@ def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | N
 
     A reply's exactness and similarity depend on the candidate only through the values it
     predicts, so each distinct prediction is judged once per call; the predictions themselves
-    are read off the card arrays (`starter.cards`)."""
+    are read off the card arrays (`starter.index.card_arrays`)."""
     text = obs.text.strip()
     template = obs.template
     kind = obs.kind
@@ -216,7 +216,7 @@ def _updated(tracks: Tracks, disclosed: np.ndarray, exact: np.ndarray, penalty: 
 
 def _reply_similarities(index: CatalogIndex, kind: str, codes: np.ndarray, said: frozenset[str],
                         cfg: Tunables) -> np.ndarray:
-    """How well each distinct predicted reply (pair codes of `starter.cards`) matches the reply that came
+    """How well each distinct predicted reply (pair codes of `starter.index.card_arrays`) matches the reply that came
     (before any-value credit)."""
     first, second = index.cards.split_codes(codes)
     empty = first < 0

@@ -14,13 +14,13 @@ from __future__ import annotations
 import numpy as np
 
 from contest.rules import hit_reward
-from starter.arrays import groups_in_order
-from starter.cards import QUESTION_COLUMNS
-from starter.catalog import CatalogIndex
+from starter.index.arrays import groups_in_order
+from starter.index.card_arrays import QUESTION_COLUMNS
+from starter.index.catalog import CatalogIndex
 from starter.config import QUESTION_ATTRIBUTES, Tunables
-from starter.posterior import Ranked, RankedList
-from starter.tracks import TrackTable
-from starter.trace import QuestionRow as QuestionValue
+from starter.template.posterior import Ranked, RankedList
+from starter.template.tracks import TrackTable
+from starter.conversation.trace import QuestionRow as QuestionValue
 
 __all__ = ["QuestionValue", "separable", "value_questions"]
 

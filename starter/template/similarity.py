@@ -13,11 +13,11 @@ from bisect import bisect_left
 import numpy as np
 
 from grounding.words import FILLER, tokens
-from starter.arrays import distinct, member
-from starter.cards import ValueWords
-from starter.catalog import CatalogIndex
+from starter.index.arrays import distinct, member
+from starter.index.card_arrays import ValueWords
+from starter.index.catalog import CatalogIndex
 from starter.config import TUNABLES
-from starter.memo import RecentMemo
+from starter.index.memo import RecentMemo
 
 _TOKSET_CACHE: RecentMemo[str, tuple[str, ...]] = RecentMemo(TUNABLES.token_set_cache_entries)
 SUBSTRING_SCAN_MAX_WORDS = TUNABLES.substring_scan_max_words
@@ -81,7 +81,7 @@ def _may_share(values: tuple[str, ...] | list[str], said: frozenset[str]) -> boo
 def pair_similarities(index: CatalogIndex, first: np.ndarray, second: np.ndarray,
                       said: frozenset[str]) -> np.ndarray:
     """`value_similarity` of each predicted pair (card value ids `first`, `second`; negative: no value)
-    against `said`, over the index's value words (`starter.cards.ValueWords`), float for float: each
+    against `said`, over the index's value words (`starter.index.card_arrays.ValueWords`), float for float: each
     pair's words once (the union of its values' words), weights added in sorted word order as
     `CatalogIndex.weight` adds them."""
     out = np.zeros(len(first), dtype=np.float64)

@@ -23,6 +23,7 @@ Location: `AGENT_INDEX_CACHE` (a directory; `off` disables the cache), else
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib.util
 import json
@@ -42,10 +43,6 @@ log = logging.getLogger(__name__)
 # 2: the clue index's postings stored, no clue_words table; 3: products as id arrays; 4: the card values' words,
 # each product's store.
 INDEX_FORMAT = 4
-# Modules whose code decides what the index holds: a change to any of them is a new key.
-INDEX_CODE = ("contest.card", "contest.jsonl", "grounding.audience", "grounding.clues", "grounding.words",
-              "starter.cards", "starter.catalog", "starter.catalog_rows", "starter.fts_tables", "starter.index_cache",
-              "starter.postings", "starter.product_table")
 # Tunables read while building (the others are applied at query or load time).
 INDEX_TUNABLES = ("max_field_chars",)
 OFF_VALUES = frozenset({"off", "0", "no", "false", "none"})
@@ -84,10 +81,54 @@ def file_stat(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ino]
 
 
+def index_code() -> tuple[str, ...]:
+    """The modules whose code decides what the index holds: every module of this package and, by
+    their imports, the contest rules and grounding modules they read (found by reading the source, so
+    a module that starts shaping the index joins the key without a list to keep).  The settings
+    module is left out: the tunables that shape the index are keyed by value (`INDEX_TUNABLES`)."""
+    package = Path(__file__).resolve().parent
+    todo = [f"{__package__}.{p.stem}" for p in sorted(package.glob("*.py")) if p.stem != "__init__"]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo += sorted(_imported(name) - seen)
+    return tuple(sorted(seen))
+
+
+def _imported(name: str) -> set[str]:
+    """The index, contest and grounding modules a module imports."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.origin:
+        return set()
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    keep = (f"{__package__}.", "contest.", "grounding.")
+    return {m for m in found if m.startswith(keep) and _is_module(m)}
+
+
+def _is_module(name: str) -> bool:
+    """A module of its own (not a package, not a name imported from a module)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except ModuleNotFoundError:
+        return False
+    origin = str(spec.origin) if spec is not None and spec.origin else ""
+    return origin.endswith(".py") and not origin.endswith("__init__.py")
+
+
 def code_fingerprint() -> str:
-    """SHA-256 over the source of the modules that shape the index (`INDEX_CODE`)."""
+    """SHA-256 over the source of the modules that shape the index (`index_code()`)."""
     h = hashlib.sha256()
-    for name in INDEX_CODE:
+    for name in index_code():
         spec = importlib.util.find_spec(name)
         origin = spec.origin if spec is not None else None
         h.update(name.encode())

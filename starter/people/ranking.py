@@ -23,11 +23,11 @@ from grounding.brands import BrandMatcher, BrandMention, BrandRejection
 from grounding.budget import BUDGET_WORDS, PRICE_CUES, Budget, names_price, parse_budget
 from grounding.shelves import ShelfMatcher
 from grounding.words import NO_PREFERENCE_VOCAB, STOP, tokens
-from starter.catalog import CatalogIndex
+from starter.index.catalog import CatalogIndex
 from starter.config import GROUNDING, Tunables
-from starter.posterior import RankedList, ranked_by_weight
-from starter.rank import Tracks
-from starter.understand import Reading
+from starter.template.posterior import RankedList, ranked_by_weight
+from starter.template.evidence import Tracks
+from starter.reading.understand import Reading
 
 # Words that say nothing about the product itself, on top of the stop words
 # (who it is for is read as an audience fact instead).

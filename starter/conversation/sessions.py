@@ -17,7 +17,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable
 
-from starter.state import SessionState
+from starter.conversation.state import SessionState
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Protocol
 
-from starter.postings import store_row_lengths
+from starter.index.postings import store_row_lengths
 
 # The template path's table (what a template names) and the people path's (every field,
 # porter-stemmed: "sneakers", "pajamas").  BM25 weights are per column, in this order (config).

@@ -18,9 +18,9 @@ from typing import Iterable, Iterator
 
 from grounding.shelves import ShelfGuess, ShelfMatcher
 from grounding.words import FILLER, tokens
-from starter.catalog import CatalogIndex
+from starter.index.catalog import CatalogIndex
 from starter.config import Tunables
-from starter.understand import Reading
+from starter.reading.understand import Reading
 
 
 @dataclass

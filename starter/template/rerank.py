@@ -13,9 +13,9 @@ import math
 from typing import Any
 
 from grounding.words import tokens
-from starter.catalog import CatalogIndex
+from starter.index.catalog import CatalogIndex
 from starter.model.prompting import rerank_scores
-from starter.posterior import Ranked
+from starter.template.posterior import Ranked
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@
 
 The suite is every template run of the results table (public, the panels, the
 subset catalog and the perturbations) and every persona card set of
-`data/personas/` (the tune and confirm halves and the other wordings, and any
-long-tail or scripted set present), each run with `--transcripts` so that
+`data/personas/` (the tune and confirm halves, the other wordings and the
+long-tail sets), each run with `--transcripts` so that
 `compare_runs` compares every turn's list, question and message.  It writes
 only under `--out` (never under evaluation_results/).  To compare two commits,
 run it in each checkout (`git worktree add ../OLD <commit>`) into two folders.
@@ -32,17 +32,14 @@ TEMPLATE_RUNS: tuple[tuple[str, str, str, str | None], ...] = (
     ("public.para+drop+catdamage", "public", "para+drop+catdamage", None),
     ("popmatched.para", "popmatched", "para", None), ("popmatched.drop", "popmatched", "drop", None),
 )
-PERSONA_SETS = ("tune", "confirm", "wording2", "wording3")
+# Whole card sets (the halves of the public-target cards, the long-tail sets whole).
+PERSONA_SETS = ("tune", "confirm", "wording2", "wording3", "longtail", "terse")
 
 
 def suite() -> list[tuple[str, str, str, str | None]]:
-    """Every run: the template runs, then each persona card set present (extra sets found by name)."""
-    runs = list(TEMPLATE_RUNS)
-    names = list(PERSONA_SETS) + sorted(p.stem for p in PERSONAS.glob("*.jsonl")
-                                        if p.stem not in PERSONA_SETS and not p.stem.startswith(("labels", "cards"))
-                                        and p.stem != "targets")
-    runs += [(f"persona-{n}", f"persona-{n}", "none", None) for n in names if (PERSONAS / f"{n}.jsonl").is_file()]
-    return runs
+    """Every run: the template runs, then each persona card set present."""
+    return list(TEMPLATE_RUNS) + [(f"persona-{n}", f"persona-{n}", "none", None) for n in PERSONA_SETS
+                                  if (PERSONAS / f"{n}.jsonl").is_file()]
 
 
 def main(argv: list[str] | None = None) -> int:

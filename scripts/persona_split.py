@@ -1,6 +1,7 @@
 """Split the development persona cards in two halves by a seeded rule: tune on one, confirm on the other.
 
-    python -m scripts.persona_split          # data/personas/cards.jsonl -> tune.jsonl, confirm.jsonl
+    python -m scripts.persona_split                  # data/personas/cards.jsonl -> tune.jsonl, confirm.jsonl
+    python -m scripts.persona_split --set longtail   # longtail.jsonl -> longtail_tune.jsonl, longtail_confirm.jsonl
 
 The rule: sample ids sorted, shuffled with `random.Random(SEED)`, the first
 half is `tune`.  Deterministic; the cards are never edited.
@@ -30,12 +31,15 @@ def split(cards: list[dict]) -> tuple[list[dict], list[dict]]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.persona_split", description=__doc__)
+    ap.add_argument("--set", help="a card set NAME of data/personas/NAME.jsonl: halves NAME_tune, NAME_confirm")
     ap.add_argument("--cards", default=str(PERSONA_DIR / "cards.jsonl"))
     ap.add_argument("--out-dir", default=str(PERSONA_DIR))
     args = ap.parse_args(argv)
-    tune, confirm = split(read_jsonl(args.cards))
+    cards = args.cards if args.set is None else str(PERSONA_DIR / f"{args.set}.jsonl")
+    prefix = "" if args.set is None else f"{args.set}_"
+    tune, confirm = split(read_jsonl(cards))
     for name, rows in (("tune", tune), ("confirm", confirm)):
-        path = f"{args.out_dir}/{name}.jsonl"
+        path = f"{args.out_dir}/{prefix}{name}.jsonl"
         with open(path, "w", encoding="utf-8") as fh:
             for row in rows:
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -34,6 +34,18 @@ def add_no_cache_argument(ap: argparse.ArgumentParser) -> None:
                     help="build the catalog index afresh (no on-disk index cache; also AGENT_INDEX_CACHE=off)")
 
 
+def environment(path: Path | None = None) -> dict[str, str]:
+    """The process environment over `.env`'s values (default: the project's `.env`): what a library
+    object reads its settings from without writing them into the process (variables already set win)."""
+    target = path or PROJECT_ROOT / ".env"
+    values: dict[str, str] = {}
+    if target.is_file():
+        from dotenv import dotenv_values
+
+        values = {k: v for k, v in dotenv_values(target).items() if v is not None}
+    return {**values, **os.environ}
+
+
 def load_env_file(path: Path | None = None) -> bool:
     """Read `.env` (default: the project's) into the environment; variables already set win.
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import contest as P
 from evaluator.data import PROJECT_ROOT, CatalogView, resolve_dataset
-from evaluator.local_evaluator import load_agent_class, run_session
+from evaluator.local_evaluator import construct_agent, run_session
 from starter.conversation.trace import SessionTrace, TurnTrace
 
 log = logging.getLogger(__name__)
@@ -113,8 +113,8 @@ class ProductLookup:
 
 
 def build_agent(catalog_path: str | Path, agent_spec: str = DEFAULT_AGENT) -> Any:
-    """The agent under demo (constructed once)."""
-    return load_agent_class(agent_spec)(str(catalog_path))
+    """The agent under demo (constructed once, in a process the demo owns)."""
+    return construct_agent(agent_spec, str(catalog_path))
 
 
 # ---- datasets ---------------------------------------------------------------------------

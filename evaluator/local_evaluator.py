@@ -35,6 +35,17 @@ def load_agent_class(spec: str) -> Callable[[str], Any]:
     return getattr(importlib.import_module(module_name), class_name)
 
 
+def construct_agent(spec: str, catalog_path: str) -> Any:
+    """The agent, constructed; then, as this process owns its interpreter, its optional
+    `freeze_for_serving` hook (an agent may settle its garbage collector there: a library constructor
+    must not change the whole interpreter)."""
+    agent = load_agent_class(spec)(catalog_path)
+    hook = getattr(agent, "freeze_for_serving", None)
+    if callable(hook):
+        hook()
+    return agent
+
+
 def scenario_of(row: dict) -> Any:
     """A session's scenario: the row's own, or "human" for a persona card (PERSONAS.md)."""
     if P.is_persona_card(row):
@@ -124,7 +135,7 @@ _W: dict[str, Any] = {}
 def _worker_init(agent_spec: str, catalog_path: str, modes: frozenset[str], drop_rate: float,
                  transcripts: bool) -> None:
     t0 = time.perf_counter()
-    _W["agent"] = load_agent_class(agent_spec)(catalog_path)
+    _W["agent"] = construct_agent(agent_spec, catalog_path)
     _W["construct_s"] = time.perf_counter() - t0
     if "catalog" not in _W:  # spawn start method: nothing inherited
         _W["catalog"] = load_catalog(catalog_path)
@@ -164,7 +175,7 @@ def evaluate(agent_spec: str, catalog_path: str, rows: list[dict], catalog: dict
     records: list[dict] = []
     if workers <= 1:
         t0 = time.perf_counter()
-        agent = load_agent_class(agent_spec)(catalog_path)
+        agent = construct_agent(agent_spec, catalog_path)
         construct = time.perf_counter() - t0
         bar = _progress(len(jobs), progress)          # after construction: the bar times sessions only
         for index, row in jobs:

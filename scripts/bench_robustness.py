@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     rss0 = rss_mb()
     t0 = time.perf_counter()
     agent = Agent(str(catalog_path))
+    agent.freeze_for_serving()
     lines = [f"agent built in {time.perf_counter() - t0:.1f} s; RSS {rss0:.0f} MB before, {rss_mb():.0f} MB after"]
     lat: dict[str, list[float]] = {"template": [], "para": [], "persona": [], "fuzz": []}
     slow: list[tuple[float, str]] = []
@@ -173,6 +174,7 @@ def fuzz_only(n: int, seed: int, out: str | None) -> int:
     words = sorted({w for r in list(view.values())[:400] for w in str(r.get("title", "")).split()})
     t0 = time.perf_counter()
     agent = Agent(str(catalog_path))
+    agent.freeze_for_serving()
     lines = [f"agent built in {time.perf_counter() - t0:.1f} s; {n} fuzz messages, seed {seed}"]
     wall: list[float] = []
     cpu: list[float] = []

@@ -35,6 +35,7 @@ t0 = time.perf_counter()
 from starter.agent import Agent
 t1 = time.perf_counter()
 agent = Agent(sys.argv[1])
+agent.freeze_for_serving()
 t2 = time.perf_counter()
 print(json.dumps({"import_s": t1 - t0, "construct_s": t2 - t1, "state": agent.index.cache_state,
                   "products": len(agent.index.products),

@@ -37,6 +37,7 @@ def _worker(repo: str, dataset: str | None, catalog: str | None) -> None:
     rows = read_jsonl(resolve_dataset(dataset))
     view = load_catalog_view(catalog_path, {r["ground_truth"]["parent_asin"] for r in rows})
     agent = Agent(str(catalog_path))
+    agent.freeze_for_serving()
     cpu: list[float] = []
     respond = agent.respond
 

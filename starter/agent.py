@@ -11,15 +11,14 @@ from __future__ import annotations
 import copy
 import gc
 import logging
-import os
 import traceback
 from pathlib import Path
 from typing import Any
 
-from contest.paths import load_env_file, resolve_catalog
+from contest.paths import environment, resolve_catalog
 from grounding import Gate
 from starter.index.catalog import CatalogError, CatalogIndex
-from starter.config import GROUNDING, TOP_K, TUNABLES, Tunables
+from starter.settings import GROUNDING, SETTINGS, TOP_K, Settings
 from starter.index.cache import IndexCache
 from starter.model import LLMClient, LLMConfig
 from starter.reading.parse import coerce_message
@@ -37,74 +36,73 @@ log = logging.getLogger(__name__)
 class Agent:
     """Conversational shopping agent (offline, deterministic)."""
 
-    def __init__(self, catalog_path: str | None = None, tunables: Tunables | None = None,
+    def __init__(self, catalog_path: str | None = None, settings: Settings | None = None,
                  index_cache: IndexCache | None | bool = True) -> None:
         """`index_cache`: True (default) uses the on-disk cache of `AGENT_INDEX_CACHE` (or the
-        user cache directory; `off` disables it), False always builds, or an explicit `IndexCache`."""
-        self.cfg = tunables or TUNABLES
-        load_env_file()
-        cache = IndexCache.from_env() if index_cache is True else (index_cache or None)
-        if catalog_path is None:
-            try:
-                catalog_path = str(resolve_catalog(None))
-            except FileNotFoundError as exc:
-                raise CatalogError(str(exc)) from None
-        try:
-            self.index = CatalogIndex(catalog_path, self.cfg, cache)
-        except CatalogError:
-            raise
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CatalogError(f"cannot read catalog {catalog_path}: {exc}") from exc
+        user cache directory; `off` disables it), False always builds, or an explicit `IndexCache`.
+        Settings of the environment are read from the process environment over the project's `.env`,
+        which is never written into the process."""
+        self.settings = settings or SETTINGS
+        env = environment()
+        cache = IndexCache.from_env(env) if index_cache is True else (index_cache or None)
+        self.index = _open_index(catalog_path, self.settings, cache)
         self.gate = Gate(self.index, GROUNDING)
         self.index.release_clue_words()
-        self.llm_config = LLMConfig.from_env()
-        needs_client = self.llm_config.enabled or self.llm_config.rerank_method != "none"
-        client = LLMClient(self.llm_config) if needs_client else None
-        self.llm = client if self.llm_config.enabled else None
-        if self.llm is not None:
-            # One probe at start, one line either way: a missing server must not go unnoticed.
-            if self.llm.available(refresh=True):
-                log.warning("model path: %s answers", self.llm_config.describe())
-            else:
-                log.warning("model path: %s is unreachable; the deterministic fallback answers",
-                            self.llm_config.describe())
-        reranker = None
-        if client is not None and self.llm_config.rerank_method != "none":
-            if self.llm_config.embed_backend == "sentence-transformers":
-                client.warm_up()
-            reranker = Reranker(self.index, client, self.llm_config.rerank_method, self.llm_config.rerank_top_n,
-                                self.llm_config.rerank_weight, self.cfg.rerank_window)
-        self.pipeline = TurnPipeline(self.index, self.gate, self.cfg, Understander(self.gate, self.cfg, self.llm),
-                                     reranker)
+        self.llm_config = LLMConfig.from_env(env)
+        self.llm, reranker = self._model_parts()
+        understander = Understander(self.gate, self.settings.understanding, self.llm)
+        self.pipeline = TurnPipeline(self.index, self.gate, self.settings, understander, reranker)
         # Live sessions are bounded (a session holds a track per candidate, thousands on the
         # free-text path); an evicted one is rebuilt from its journal on its next message.
-        self.max_sessions = _positive_int(os.environ.get("AGENT_MAX_SESSIONS"), 64)
-        self.store = SessionStore(self.max_sessions, os.environ.get("AGENT_SESSION_DB") or ":memory:")
-        if self.cfg.freeze_after_build:
-            # The index is built and never changes: taken out of the cyclic collector's reach, a full
-            # collection during a turn no longer walks its million references (a pause of ~0.2 s).
-            # Full collections still walk the live sessions' tracks, so they are made rarer.
-            gc.collect()
-            gc.freeze()
-            young, middle, full = gc.get_threshold()
-            gc.set_threshold(young, middle, max(full, self.cfg.full_collection_threshold))
+        self.max_sessions = _positive_int(env.get("AGENT_MAX_SESSIONS"), 64)
+        self.store = SessionStore(self.max_sessions, env.get("AGENT_SESSION_DB") or ":memory:")
+
+    def _model_parts(self) -> tuple[LLMClient | None, Reranker | None]:
+        """The model client (when LLM_ENABLED) and the reranker (when RERANK_METHOD names one)."""
+        config = self.llm_config
+        needs_client = config.enabled or config.rerank_method != "none"
+        client = LLMClient(config) if needs_client else None
+        llm = client if config.enabled else None
+        if llm is not None:
+            # One probe at start, one line either way: a missing server must not go unnoticed.
+            if llm.available(refresh=True):
+                log.warning("model path: %s answers", config.describe())
+            else:
+                log.warning("model path: %s is unreachable; the deterministic fallback answers", config.describe())
+        reranker = None
+        if client is not None and config.rerank_method != "none":
+            if config.embed_backend == "sentence-transformers":
+                client.warm_up()
+            reranker = Reranker(self.index, client, config.rerank_method, config.rerank_top_n, config.rerank_weight,
+                                self.settings.rerank.rerank_window)
+        return llm, reranker
+
+    def freeze_for_serving(self) -> None:
+        """For the process that owns the interpreter (the evaluator, a server), after construction: move
+        every object now alive (the built index, which never changes) out of the cyclic collector's
+        generations, so a full collection during a turn no longer walks its million references (a pause
+        of ~0.2 s), and make full collections rarer (they still walk the live sessions' tracks).  The
+        constructor never does this: it changes the whole interpreter."""
+        gc.collect()
+        gc.freeze()
+        young, middle, full = gc.get_threshold()
+        gc.set_threshold(young, middle, max(full, self.settings.process.full_collection_threshold))
 
     @staticmethod
     def prepare_catalog(catalog_path: str) -> bool:
         """Build and store the catalog's index once, when the index cache is on, so that processes
         started next (an evaluator's pool workers) open it instead of each building it; True when a
         stored index is there afterwards.  A bad catalog is left to the constructor to report."""
-        load_env_file()
-        cache = IndexCache.from_env()
+        cache = IndexCache.from_env(environment())
         if cache is None:
             return False
         try:
-            key = cache.key(Path(catalog_path), TUNABLES)
+            key = cache.key(Path(catalog_path), SETTINGS.index)
             opened = cache.open(key)
             if opened is not None and opened.verified():
                 opened.db.close()
                 return True
-            index = CatalogIndex(catalog_path, TUNABLES, cache, key)
+            index = CatalogIndex(catalog_path, SETTINGS.index, cache, key)
         except (CatalogError, OSError, UnicodeDecodeError):
             return False
         index.db.close()
@@ -158,12 +156,27 @@ class Agent:
         if key not in self.store:
             return SessionTrace(session_id=key, known=False)
         state = self.store.state_for(key, self._turn)
-        return SessionTrace(session_id=state.session_id, known=True, scenario=state.scenario,
+        return SessionTrace(session_id=state.session_id, known=True, scenario=state.scenario, path=state.path,
                             turns=tuple(state.traces))
 
     def debug_snapshot(self, session_id: str) -> dict:
         """`trace(session_id)` as a JSON-serialisable dict."""
         return self.trace(session_id).to_dict()
+
+
+def _open_index(catalog_path: str | None, settings: Settings, cache: IndexCache | None) -> CatalogIndex:
+    """The catalog's index (built, or opened from the cache); any unreadable catalog is a CatalogError."""
+    if catalog_path is None:
+        try:
+            catalog_path = str(resolve_catalog(None))
+        except FileNotFoundError as exc:
+            raise CatalogError(str(exc)) from None
+    try:
+        return CatalogIndex(catalog_path, settings.index, cache)
+    except CatalogError:
+        raise
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"cannot read catalog {catalog_path}: {exc}") from exc
 
 
 def _positive_int(raw: str | None, default: int) -> int:

@@ -22,7 +22,7 @@ from tests import shopper_model as SM
 from starter.agent import Agent
 from starter.index.catalog import CatalogError, CatalogIndex
 from grounding import Gate
-from starter.config import GROUNDING, TUNABLES
+from starter.settings import GROUNDING, SETTINGS
 from starter.reading.parse import parse_message
 from starter.reading.understand import Reading
 from tests.conftest import PUBLIC_SET, SMALL_PRODUCTS
@@ -33,7 +33,7 @@ BOOTS = "Boots Chelsea"
 
 @pytest.fixture()
 def index(small_catalog: Path) -> CatalogIndex:
-    return CatalogIndex(small_catalog, TUNABLES)
+    return CatalogIndex(small_catalog, SETTINGS.index)
 
 
 def shelves_of(index: CatalogIndex):
@@ -163,27 +163,27 @@ def _open(index: CatalogIndex, text: str):
     from starter.template.retrieve import build_pool
     shelves = shelves_of(index)
     obs = Reading.of(parse_message(text, 1, shelves.lower))
-    pool = build_pool(index, shelves, obs, TUNABLES)
-    return RANK.open_tracks(index, pool.ids, obs, pool.shelf.scored, TUNABLES)
+    pool = build_pool(index, shelves, obs, SETTINGS.retrieval)
+    return RANK.open_tracks(index, pool.ids, obs, pool.shelf.scored, SETTINGS.evidence)
 
 
 def test_exact_evidence_keeps_only_consistent_candidates_by_popularity(index: CatalogIndex) -> None:
     tracks, scenario = _open(index, f"I'm looking for {TEES}. A key requirement is: cotton.")
     assert scenario == "buying"
-    ranked = POSTERIOR.posterior(index, tracks, set(), TUNABLES)
+    ranked = POSTERIOR.posterior(index, tracks, set(), SETTINGS.posterior)
     assert [index.products[r.idx].pid for r in ranked][:4] == ["T1", "T2", "T4", "T5"]
     assert [r.exact for r in ranked] == [True] * 4 + [False]
     assert abs(sum(r.prob for r in ranked) - 1) < 1e-9
     obs = Reading.of(parse_message("For that, what matters is: color: black; 100% Cotton.", 2, shelves_of(index).lower))
-    tracks = RANK.observe(index, tracks, obs, "other", TUNABLES)
-    ranked = POSTERIOR.posterior(index, tracks, {index.by_pid["T1"]}, TUNABLES)
+    tracks = RANK.observe(index, tracks, obs, "other", SETTINGS.evidence)
+    ranked = POSTERIOR.posterior(index, tracks, {index.by_pid["T1"]}, SETTINGS.posterior)
     assert [index.products[r.idx].pid for r in ranked][:2] == ["T4", "T5"]
     assert sum(r.prob for r in ranked[:2]) > 0.999     # the inexact rest keeps a trace of mass
 
 
 def test_soft_evidence_ranks_reworded_values(index: CatalogIndex) -> None:
     tracks, _ = _open(index, "hi, I need some chelsea boots, must be waterproof")
-    ranked = POSTERIOR.posterior(index, tracks, set(), TUNABLES)
+    ranked = POSTERIOR.posterior(index, tracks, set(), SETTINGS.posterior)
     assert index.products[ranked[0].idx].pid == "B3"
     assert not ranked[0].exact
 
@@ -191,16 +191,16 @@ def test_soft_evidence_ranks_reworded_values(index: CatalogIndex) -> None:
 # ---- ask -------------------------------------------------------------------------------
 def test_question_values_prefer_a_separating_question(index: CatalogIndex) -> None:
     tracks, _ = _open(index, f"I'm looking for {TEES}, but I'm still exploring.")
-    ranked = POSTERIOR.posterior(index, tracks, set(), TUNABLES)
-    values = ASK.value_questions(index, ranked, tracks, {ranked[0].idx}, 1, TUNABLES)
+    ranked = POSTERIOR.posterior(index, tracks, set(), SETTINGS.posterior)
+    values = ASK.value_questions(index, ranked, tracks, {ranked[0].idx}, 1, SETTINGS.questions)
     assert values and values[0].value > 0 and values[0].groups > 1
     assert ASK.separable(values)
     # Clones with identical cards cannot be separated once everything is said.
     pair = (index.by_pid["T4"], index.by_pid["T5"])
     every_position = (1 << max(len(index.products[i].constraints) for i in pair)) - 1
     clones = TrackTable.of_rows(pair, [tracks.track(i)._replace(disclosed=every_position) for i in pair])
-    ranked = POSTERIOR.posterior(index, clones, set(), TUNABLES)
-    assert not ASK.separable(ASK.value_questions(index, ranked, clones, set(), 3, TUNABLES))
+    ranked = POSTERIOR.posterior(index, clones, set(), SETTINGS.posterior)
+    assert not ASK.separable(ASK.value_questions(index, ranked, clones, set(), 3, SETTINGS.questions))
 
 
 # ---- commit ----------------------------------------------------------------------------
@@ -396,9 +396,12 @@ def test_sessions_are_bounded_least_recently_used_first(small_catalog: Path, mon
 
 def test_tuned_agent_reads_overrides_and_rejects_typos() -> None:
     from scripts.tuned_agent import tunables_from_env
-    assert tunables_from_env({"TUNE_prior_alpha": "0.25"}).prior_alpha == 0.25
-    assert tunables_from_env({}).prior_alpha == TUNABLES.prior_alpha
-    with pytest.raises(ValueError, match="no field"):
+    assert tunables_from_env({"TUNE_prior_alpha": "0.25"}).index.prior_alpha == 0.25
+    assert tunables_from_env({}) == SETTINGS
+    both = tunables_from_env({"TUNE_clue_match_min": "60", "TUNE_people_around_band": "0.5,1.5"})
+    assert both.understanding.clue_match_min == both.retrieval.clue_match_min == 60.0   # one quantity, two readers
+    assert both.people.people_around_band == (0.5, 1.5)
+    with pytest.raises(ValueError, match="no setting"):
         tunables_from_env({"TUNE_prior_alfa": "1"})
 
 

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from grounding.brands import BrandMatcher
-from starter.config import GROUNDING
+from starter.settings import GROUNDING
 from tests.conftest import CATS_BOOTS, CATS_TEES, product
 
 SIZES = {"Rockport": 30, "French Connection": 12, "Black": 4, "Generic": 40, "Ora": 9, "Fruit of the Loom": 25,

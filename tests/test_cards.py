@@ -25,7 +25,7 @@ from starter.template import similarity as SIM
 from grounding.words import tokens
 from starter.index.card_arrays import NO_VALUE, QUESTION_COLUMNS, REPLY_ATTRIBUTES, REPLY_COLUMN, CardArrays, value_words_of
 from starter.index.catalog import CatalogIndex, Product
-from starter.config import QUESTION_ATTRIBUTES, TUNABLES
+from starter.settings import QUESTION_ATTRIBUTES, SETTINGS
 from starter.reading.parse import parse_message
 from starter.index.product_table import columns_of
 from starter.template.tracks import Track, TrackTable
@@ -76,7 +76,7 @@ def test_card_arrays_reveal_and_disclose_as_the_rule_does_on_random_cards() -> N
 
 @pytest.fixture(scope="module")
 def proxy_index(proxy_catalog: Path) -> CatalogIndex:
-    return CatalogIndex(proxy_catalog, TUNABLES)
+    return CatalogIndex(proxy_catalog, SETTINGS.index)
 
 
 def _said_and_pairs(index: CatalogIndex, rng: random.Random) -> tuple[frozenset[str], np.ndarray, np.ndarray]:
@@ -115,21 +115,21 @@ def _reply_reference(index: CatalogIndex, tracks: TrackTable, obs: Reading, ask:
     """The per-candidate reply judgement the arrays replaced (template or free-text values replies)."""
     said = RANK._without_budget((SIM._tok_set(obs.value_text if obs.template and obs.value_text is not None
                                               else obs.text) | obs.extra_tokens) - frozenset(obs.negated), obs)
-    beta, out = TUNABLES.mismatch_beta, []
+    beta, out = SETTINGS.evidence.mismatch_beta, []
     for i in tracks.ids.tolist():
         t, p = tracks.track(i), index.products[i]
         disclosed = tuple(v for j, v in enumerate(p.constraints) if t.disclosed >> j & 1)
         values = SM.answer_values(p, disclosed, ask)
         if obs.kind == "no_preference":
-            sim = 1.0 if not values else TUNABLES.no_preference_sim
+            sim = 1.0 if not values else SETTINGS.evidence.no_preference_sim
         elif not said:
             sim = 1.0
         elif not values:
-            sim = TUNABLES.no_values_sim
+            sim = SETTINGS.evidence.no_values_sim
         else:
             sim = SIM.value_similarity(index, values, said)
         if not obs.template and said and obs.kind == "values":
-            sim = max(sim, TUNABLES.any_value_credit * RANK.said_coverage(index, i, said))
+            sim = max(sim, SETTINGS.evidence.any_value_credit * RANK.said_coverage(index, i, said))
         exact = obs.template and M.reply_message(values, ask) == obs.text.strip()
         out.append(Track(t.scenario, _mask(p, set(disclosed) | set(values)), t.exact and exact,
                          t.loglik - beta * (1.0 - sim), t.text_ll, t.category_ll, t.evidence + (round(sim, 4),)))
@@ -150,14 +150,14 @@ def test_observe_over_arrays_is_the_per_candidate_judgement(proxy_index: Catalog
         for text in [M.reply_message(SM.answer_values(target, disclosed, ask), ask), M.no_preference_message(ask),
                      "black cotton, nothing fancy", "For that, what matters is: not a value; at all."]:
             obs = Reading.of(parse_message(text, 2, {}))
-            got = RANK.observe(index, tracks, obs, ask, TUNABLES)
+            got = RANK.observe(index, tracks, obs, ask, SETTINGS.evidence)
             want = _reply_reference(index, tracks, obs, ask)
             assert [got.track(i) for i in ids] == want, (ask, text)
 
 
 def _questions_reference(index: CatalogIndex, ranked, tracks: TrackTable, shown: set[int], turn: int):
     """The per-candidate, per-group question valuation the arrays replaced."""
-    cfg, rest, covered = TUNABLES, [], 0.0
+    cfg, rest, covered = SETTINGS.questions, [], 0.0
     enough = cfg.question_mass_covered * (1.0 - sum(r.prob for r in ranked if r.idx in shown))
     for r in ranked:
         if r.idx in shown:
@@ -184,7 +184,7 @@ def _questions_reference(index: CatalogIndex, ranked, tracks: TrackTable, shown:
         sums = [sum(g) for g in groups.values()]
         top1 = sum(map(max, groups.values()))
         conc = sum(sum(map(mul, g, g)) / s for g, s in zip(groups.values(), sums) if s > 0)
-        out.append(ASK.QuestionValue(attribute, round((top1 - base) * reward, 6), round(top1, 6), round(conc, 6),
+        out.append(ASK.QuestionRow(attribute, round((top1 - base) * reward, 6), round(top1, 6), round(conc, 6),
                                      sum(cfg.min_group_mass <= s for s in sums)))
     order = {a: k for k, a in enumerate(QUESTION_ATTRIBUTES)}
     return sorted(out, key=lambda q: (-q.value, -q.concentration, -q.groups, order[q.attribute]))
@@ -200,8 +200,8 @@ def test_question_values_over_arrays_are_the_per_group_sums(proxy_index: Catalog
                                                                           rng.randint(0, 2)))),
                       rng.random() < 0.3, -3 * rng.random(), 0.0, 0.0) for i in ids]
         tracks = TrackTable.of_rows(ids, rows)
-        ranked = POSTERIOR.posterior(index, tracks, set(), TUNABLES)
+        ranked = POSTERIOR.posterior(index, tracks, set(), SETTINGS.posterior)
         for shown, turn in [(set(), 1), ({ranked[0].idx}, 2), ({ranked[3].idx}, 5)]:
             want = _questions_reference(index, ranked, tracks, shown, turn)
-            assert ASK.value_questions(index, ranked, tracks, shown, turn, TUNABLES) == want
-            assert ASK.value_questions(index, list(ranked), tracks, shown, turn, TUNABLES) == want
+            assert ASK.value_questions(index, ranked, tracks, shown, turn, SETTINGS.questions) == want
+            assert ASK.value_questions(index, list(ranked), tracks, shown, turn, SETTINGS.questions) == want

@@ -12,7 +12,7 @@ import pytest
 
 from starter.index import catalog_rows as ROWS
 from starter.index.catalog import CatalogError, CatalogIndex
-from starter.config import TUNABLES
+from starter.settings import SETTINGS
 from tests.conftest import SMALL_PRODUCTS
 
 pytestmark = pytest.mark.skipif(not ROWS.can_fork(), reason="needs the fork start method and a single thread")
@@ -33,12 +33,12 @@ def _catalog(tmp_path: Path, extra: str = "") -> Path:
 
 def _parallel(monkeypatch: pytest.MonkeyPatch, path: Path) -> list[ROWS.Record]:
     monkeypatch.setattr(ROWS, "SPAN_BYTES", 1500)
-    return list(ROWS.read_records(path, TUNABLES.max_field_chars, 2, 0))
+    return list(ROWS.read_records(path, SETTINGS.index.max_field_chars, 2, 0))
 
 
 def test_workers_give_the_serial_records_in_file_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _catalog(tmp_path)
-    serial = list(ROWS.read_records(path, TUNABLES.max_field_chars, 1, 0))
+    serial = list(ROWS.read_records(path, SETTINGS.index.max_field_chars, 1, 0))
     assert len(serial) > 3 * 7 and any(r.pid is None for r in serial)
     monkeypatch.setattr(ROWS, "SPAN_BYTES", 1500)
     assert len(list(ROWS._spans(path))) > 3
@@ -71,7 +71,7 @@ def test_a_malformed_line_names_its_line_from_a_worker(tmp_path: Path, monkeypat
     line = len(path.read_text(encoding="utf-8").splitlines())
     with pytest.raises(ValueError, match=rf"catalog.jsonl:{line}: invalid JSON"):
         _parallel(monkeypatch, path)
-    cfg = dataclasses.replace(TUNABLES, build_processes=2, build_parallel_min_bytes=0)
+    cfg = dataclasses.replace(SETTINGS.index, build_processes=2, build_parallel_min_bytes=0)
     with pytest.raises(CatalogError, match=rf"catalog.jsonl:{line}: invalid JSON"):
         CatalogIndex(path, cfg)
 
@@ -79,8 +79,8 @@ def test_a_malformed_line_names_its_line_from_a_worker(tmp_path: Path, monkeypat
 def test_the_index_is_the_same_built_by_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = _catalog(tmp_path)
     monkeypatch.setattr(ROWS, "SPAN_BYTES", 1500)
-    serial = CatalogIndex(path, dataclasses.replace(TUNABLES, build_processes=1))
-    parallel = CatalogIndex(path, dataclasses.replace(TUNABLES, build_processes=2, build_parallel_min_bytes=0))
+    serial = CatalogIndex(path, dataclasses.replace(SETTINGS.index, build_processes=1))
+    parallel = CatalogIndex(path, dataclasses.replace(SETTINGS.index, build_processes=2, build_parallel_min_bytes=0))
     assert parallel.products == serial.products and parallel.clues == serial.clues
 
     def dump(db: sqlite3.Connection) -> list[tuple]:
@@ -100,15 +100,15 @@ def test_a_process_with_another_thread_reads_serially(tmp_path: Path, monkeypatc
     other.start()
     try:
         assert not ROWS.can_fork()
-        got = list(ROWS.read_records(path, TUNABLES.max_field_chars, 2, 0))
+        got = list(ROWS.read_records(path, SETTINGS.index.max_field_chars, 2, 0))
     finally:
         stop.set()
         other.join()
-    assert got == list(ROWS.read_records(path, TUNABLES.max_field_chars, 1, 0))
+    assert got == list(ROWS.read_records(path, SETTINGS.index.max_field_chars, 1, 0))
 
 
 def _records_in_a_daemon(path: str, out) -> None:
-    out.put(len(list(ROWS.read_records(Path(path), TUNABLES.max_field_chars, 2, 0))))
+    out.put(len(list(ROWS.read_records(Path(path), SETTINGS.index.max_field_chars, 2, 0))))
 
 
 def test_a_daemon_process_reads_serially(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_a_daemon_process_reads_serially(tmp_path: Path) -> None:
     worker.start()
     got = out.get(timeout=60)
     worker.join(timeout=60)
-    assert worker.exitcode == 0 and got == len(list(ROWS.read_records(path, TUNABLES.max_field_chars, 1, 0)))
+    assert worker.exitcode == 0 and got == len(list(ROWS.read_records(path, SETTINGS.index.max_field_chars, 1, 0)))
 
 
 def test_a_cache_build_with_another_thread_alive_forks_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -130,7 +130,7 @@ def test_a_cache_build_with_another_thread_alive_forks_nothing(tmp_path: Path, m
     from starter.index import catalog as CATALOG
     from starter.index.cache import IndexCache
     path = _catalog(tmp_path)
-    cfg = dataclasses.replace(TUNABLES, build_processes=2, build_parallel_min_bytes=0)
+    cfg = dataclasses.replace(SETTINGS.index, build_processes=2, build_parallel_min_bytes=0)
     reference = CatalogIndex(path, cfg)
 
     def no_fork(*args, **kwargs):

@@ -13,14 +13,14 @@ import pytest
 from starter.index import catalog as CATALOG
 from starter.index.catalog import CatalogError, CatalogIndex
 from starter.index.catalog_rows import can_fork
-from starter.config import TUNABLES
+from starter.settings import SETTINGS
 from starter.index.fts_tables import FTS_COLUMNS, FtsFiller, ProcessFiller, create_tables
 from starter.index.postings import read_row_lengths, row_lengths
 from starter.index.cache import IndexCache
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="needs the fork start method and a single thread")
 # Builds into the cache by a forked filling process, whatever the catalog's size.
-BY_PROCESS = dataclasses.replace(TUNABLES, build_parallel_min_bytes=0)
+BY_PROCESS = dataclasses.replace(SETTINGS.index, build_parallel_min_bytes=0)
 
 TEXTS = ["Women's Leather Ankle Boots", "Café crème \"quoted\" 3.5 mm", "", "naïve – dash; semi,colon",
          "😀 emoji and 日本語 text", "back\\slash and\ttab\nnewline", "OR AND NOT NEAR( ) * ^ :", "19.99 $ 100%"]
@@ -135,7 +135,7 @@ def test_a_row_that_cannot_be_stored_fails_the_build_naming_its_line(tmp_path: P
     bad[field] = bad[field] + " \ud800 y" if field in bad else "x \ud800 y"
     path = tmp_path / "catalog.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in (good, bad)) + "\n", encoding="utf-8")   # \\udXXX escapes
-    cfg, cache = (BY_PROCESS, IndexCache(tmp_path / "cache")) if into_cache else (TUNABLES, None)
+    cfg, cache = (BY_PROCESS, IndexCache(tmp_path / "cache")) if into_cache else (SETTINGS.index, None)
     with pytest.raises(CatalogError, match=r"catalog.jsonl:2: a \\u escape of a lone UTF-16 surrogate"):
         CatalogIndex(path, cfg, cache)
     assert not multiprocessing.active_children()
@@ -148,7 +148,7 @@ def test_a_failed_read_stops_the_filler(tmp_path: Path, into_cache: bool) -> Non
     path = tmp_path / "catalog.jsonl"
     rows = [{"parent_asin": f"P{i}", "title": f"Boot {i}", "categories": ["Shoes"]} for i in range(12)]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n{not json\n", encoding="utf-8")
-    cfg, cache = (BY_PROCESS, IndexCache(tmp_path / "cache")) if into_cache else (TUNABLES, None)
+    cfg, cache = (BY_PROCESS, IndexCache(tmp_path / "cache")) if into_cache else (SETTINGS.index, None)
     with pytest.raises(CatalogError, match=r"catalog.jsonl:13"):
         CatalogIndex(path, cfg, cache)
     assert not multiprocessing.active_children()

@@ -15,7 +15,7 @@ from grounding import Gate, Grounded, Proposal, parse_budget, proposals_from_fac
 from grounding.words import content_tokens
 from prompts import load_schema
 from starter.index.catalog import CatalogIndex
-from starter.config import GROUNDING, TUNABLES
+from starter.settings import GROUNDING, SETTINGS
 from starter.reading.parse import parse_message
 from tests.conftest import CATS_BOOTS, SMALL_PRODUCTS, product
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def make_gate(path) -> Gate:
-    return Gate(CatalogIndex(path, TUNABLES), GROUNDING)
+    return Gate(CatalogIndex(path, SETTINGS.index), GROUNDING)
 
 
 def proposals_from_regex(obs):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from starter.index.catalog import CatalogIndex
-from starter.config import TUNABLES
+from starter.settings import SETTINGS
 from starter.index.cache import IndexCache, default_cache_dir
 from tests.conftest import SMALL_PRODUCTS
 
@@ -36,9 +36,9 @@ def _files(d: Path) -> list[str]:
 
 def test_second_build_loads_the_same_index(small_catalog: Path, tmp_path: Path) -> None:
     cache = IndexCache(tmp_path / "c")
-    first = CatalogIndex(small_catalog, TUNABLES, cache)
-    second = CatalogIndex(small_catalog, TUNABLES, cache)
-    plain = CatalogIndex(small_catalog, TUNABLES, None)
+    first = CatalogIndex(small_catalog, SETTINGS.index, cache)
+    second = CatalogIndex(small_catalog, SETTINGS.index, cache)
+    plain = CatalogIndex(small_catalog, SETTINGS.index, None)
     assert (first.cache_state, second.cache_state, plain.cache_state) == ("built", "loaded", "memory")
     assert _snapshot(first) == _snapshot(second) == _snapshot(plain)
     assert len([n for n in _files(tmp_path / "c") if n.endswith(".sqlite")]) == 1
@@ -46,20 +46,20 @@ def test_second_build_loads_the_same_index(small_catalog: Path, tmp_path: Path) 
 
 def test_proxy_catalog_hit_equals_build(proxy_catalog: Path, tmp_path: Path) -> None:
     cache = IndexCache(tmp_path / "c")
-    built = CatalogIndex(proxy_catalog, TUNABLES, cache)
-    loaded = CatalogIndex(proxy_catalog, TUNABLES, cache)
+    built = CatalogIndex(proxy_catalog, SETTINGS.index, cache)
+    loaded = CatalogIndex(proxy_catalog, SETTINGS.index, cache)
     assert (built.cache_state, loaded.cache_state) == ("built", "loaded")
     assert _snapshot(built) == _snapshot(loaded)
 
 
 def test_catalog_edited_in_place_is_rebuilt_and_old_entry_dropped(small_catalog: Path, tmp_path: Path) -> None:
     cache = IndexCache(tmp_path / "c")
-    CatalogIndex(small_catalog, TUNABLES, cache)
+    CatalogIndex(small_catalog, SETTINGS.index, cache)
     before = _files(tmp_path / "c")
     rows = [dict(p) for p in SMALL_PRODUCTS]
     rows[0]["title"] = "Plain cotton tee crimson"
     small_catalog.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
-    again = CatalogIndex(small_catalog, TUNABLES, cache)
+    again = CatalogIndex(small_catalog, SETTINGS.index, cache)
     assert again.cache_state == "built"
     assert again.products[0].title == "Plain cotton tee crimson"
     after = _files(tmp_path / "c")
@@ -85,10 +85,10 @@ def _hashes_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
 def test_an_unchanged_catalog_is_hashed_beside_the_load(small_catalog: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     cache = IndexCache(tmp_path / "c")
-    built = CatalogIndex(small_catalog, TUNABLES, cache)
-    assert cache.guess(small_catalog, TUNABLES) == cache.key(small_catalog, TUNABLES)
+    built = CatalogIndex(small_catalog, SETTINGS.index, cache)
+    assert cache.guess(small_catalog, SETTINGS.index) == cache.key(small_catalog, SETTINGS.index)
     seen = _hashes_seen(monkeypatch)
-    loaded = CatalogIndex(small_catalog, TUNABLES, cache)
+    loaded = CatalogIndex(small_catalog, SETTINGS.index, cache)
     assert loaded.cache_state == "loaded" and _snapshot(loaded) == _snapshot(built)
     catalog_hashes = [thread for name, thread in seen if name == small_catalog.name]
     assert len(catalog_hashes) == 1 and catalog_hashes[0].startswith("catalog-hash")
@@ -97,7 +97,7 @@ def test_an_unchanged_catalog_is_hashed_beside_the_load(small_catalog: Path, tmp
 def test_a_catalog_rewritten_with_its_old_size_and_time_is_caught_by_its_hash(
         small_catalog: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     cache = IndexCache(tmp_path / "c")
-    CatalogIndex(small_catalog, TUNABLES, cache)
+    CatalogIndex(small_catalog, SETTINGS.index, cache)
     st = small_catalog.stat()
     text = small_catalog.read_text(encoding="utf-8")
     edited = text.replace("Plain cotton tee", "Plain cotton tea", 1)
@@ -105,33 +105,33 @@ def test_a_catalog_rewritten_with_its_old_size_and_time_is_caught_by_its_hash(
     with open(small_catalog, "r+", encoding="utf-8") as fh:        # in place: the same inode
         fh.write(edited)
     os.utime(small_catalog, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert cache.guess(small_catalog, TUNABLES) is not None          # size, time and inode say unchanged
+    assert cache.guess(small_catalog, SETTINGS.index) is not None          # size, time and inode say unchanged
     with caplog.at_level(logging.WARNING):
-        again = CatalogIndex(small_catalog, TUNABLES, cache)
+        again = CatalogIndex(small_catalog, SETTINGS.index, cache)
     assert again.cache_state == "built" and again.products[0].title.startswith("Plain cotton tea")
     assert "changed though its size and modification time did not" in caplog.text
-    assert CatalogIndex(small_catalog, TUNABLES, cache).cache_state == "loaded"
+    assert CatalogIndex(small_catalog, SETTINGS.index, cache).cache_state == "loaded"
 
 
 def test_no_guess_without_a_matching_manifest(small_catalog: Path, tmp_path: Path) -> None:
     cache = IndexCache(tmp_path / "c")
-    assert cache.guess(small_catalog, TUNABLES) is None                # nothing stored yet
-    CatalogIndex(small_catalog, TUNABLES, cache)
-    other = dataclasses.replace(TUNABLES, max_field_chars=TUNABLES.max_field_chars - 1)
+    assert cache.guess(small_catalog, SETTINGS.index) is None                # nothing stored yet
+    CatalogIndex(small_catalog, SETTINGS.index, cache)
+    other = dataclasses.replace(SETTINGS.index, max_field_chars=SETTINGS.index.max_field_chars - 1)
     assert cache.guess(small_catalog, other) is None                   # other index tunables
     st = small_catalog.stat()
     os.utime(small_catalog, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))   # touched: a newer time
-    assert cache.guess(small_catalog, TUNABLES) is None
-    assert CatalogIndex(small_catalog, TUNABLES, cache).cache_state == "loaded"   # found by its hash,
-    assert cache.guess(small_catalog, TUNABLES) == cache.key(small_catalog, TUNABLES)   # and restamped
+    assert cache.guess(small_catalog, SETTINGS.index) is None
+    assert CatalogIndex(small_catalog, SETTINGS.index, cache).cache_state == "loaded"   # found by its hash,
+    assert cache.guess(small_catalog, SETTINGS.index) == cache.key(small_catalog, SETTINGS.index)   # and restamped
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "manifest_garbage", "manifest_other_key", "no_db"])
 def test_damaged_cache_is_never_trusted(small_catalog: Path, tmp_path: Path, damage: str,
                                         caplog: pytest.LogCaptureFixture) -> None:
     cache = IndexCache(tmp_path / "c")
-    good = _snapshot(CatalogIndex(small_catalog, TUNABLES, cache))
-    db_path, manifest_path = cache.paths(cache.key(small_catalog, TUNABLES))
+    good = _snapshot(CatalogIndex(small_catalog, SETTINGS.index, cache))
+    db_path, manifest_path = cache.paths(cache.key(small_catalog, SETTINGS.index))
     data = db_path.read_bytes()
     if damage == "truncate":
         db_path.write_bytes(data[: len(data) // 2])
@@ -146,20 +146,20 @@ def test_damaged_cache_is_never_trusted(small_catalog: Path, tmp_path: Path, dam
     else:
         db_path.unlink()
     with caplog.at_level(logging.WARNING, logger="starter.index.cache"):
-        again = CatalogIndex(small_catalog, TUNABLES, cache)
+        again = CatalogIndex(small_catalog, SETTINGS.index, cache)
     assert again.cache_state == "built"
     assert "rebuilding" in caplog.text
     assert _snapshot(again) == good
-    assert CatalogIndex(small_catalog, TUNABLES, cache).cache_state == "loaded"   # the entry was repaired
+    assert CatalogIndex(small_catalog, SETTINGS.index, cache).cache_state == "loaded"   # the entry was repaired
 
 
 def test_index_tunables_and_code_are_part_of_the_key(small_catalog: Path, tmp_path: Path) -> None:
     from dataclasses import replace
 
     cache = IndexCache(tmp_path / "c")
-    base = cache.key(small_catalog, TUNABLES)
-    assert cache.key(small_catalog, replace(TUNABLES, max_field_chars=500)).digest != base.digest
-    assert cache.key(small_catalog, replace(TUNABLES, prior_alpha=0.9)).digest == base.digest  # read at load
+    base = cache.key(small_catalog, SETTINGS.index)
+    assert cache.key(small_catalog, replace(SETTINGS.index, max_field_chars=500)).digest != base.digest
+    assert cache.key(small_catalog, replace(SETTINGS.index, prior_alpha=0.9)).digest == base.digest  # read at load
     assert replace(base, code="x" * 64).digest != base.digest
     assert replace(base, format=base.format + 1).digest != base.digest
 
@@ -192,7 +192,7 @@ def test_unwritable_cache_directory_builds_in_memory(small_catalog: Path, tmp_pa
     blocker = tmp_path / "file"
     blocker.write_text("not a directory", encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="starter.index.cache"):
-        ix = CatalogIndex(small_catalog, TUNABLES, IndexCache(blocker / "sub"))
+        ix = CatalogIndex(small_catalog, SETTINGS.index, IndexCache(blocker / "sub"))
     assert ix.cache_state == "memory" and "not writable" in caplog.text
     assert ix.bm25(["cotton"], 3)
 
@@ -203,10 +203,10 @@ def test_warm_load_repeats_the_row_warnings(tmp_path: Path, caplog: pytest.LogCa
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     cache = IndexCache(tmp_path / "c")
     with caplog.at_level(logging.WARNING, logger="starter.index.catalog"):
-        CatalogIndex(path, TUNABLES, cache)
+        CatalogIndex(path, SETTINGS.index, cache)
         cold = caplog.text
         caplog.clear()
-        assert CatalogIndex(path, TUNABLES, cache).cache_state == "loaded"
+        assert CatalogIndex(path, SETTINGS.index, cache).cache_state == "loaded"
     assert "skipped 1 rows without a usable parent_asin" in cold and "1 rows with a duplicate" in cold
     assert "skipped 1 rows without a usable parent_asin" in caplog.text
 
@@ -228,13 +228,13 @@ def test_entries_of_vanished_catalogs_are_dropped(small_catalog: Path, tmp_path:
     cache = IndexCache(tmp_path / "c")
     gone = tmp_path / "gone.jsonl"
     gone.write_bytes(small_catalog.read_bytes() + b"\n")
-    CatalogIndex(gone, TUNABLES, cache)
+    CatalogIndex(gone, SETTINGS.index, cache)
     kept = tmp_path / "kept.jsonl"
     kept.write_bytes(small_catalog.read_bytes() + b"\n\n")
-    CatalogIndex(kept, TUNABLES, cache)
+    CatalogIndex(kept, SETTINGS.index, cache)
     assert len(_files(tmp_path / "c")) == 4                  # both still exist: both kept
     gone.unlink()
-    CatalogIndex(small_catalog, TUNABLES, cache)
+    CatalogIndex(small_catalog, SETTINGS.index, cache)
     names = _files(tmp_path / "c")
     assert len(names) == 4                                   # kept + small_catalog; gone's entry removed
     manifests = [json.loads((tmp_path / "c" / n).read_text(encoding="utf-8"))["catalog"]
@@ -257,10 +257,10 @@ def test_the_stored_clue_postings_are_what_the_clue_index_computes(small_catalog
     read at start); they equal what `clue_postings` computes from the words, float for float."""
     from types import SimpleNamespace
     from grounding.clues import ClueIndex
-    from starter.config import GROUNDING
+    from starter.settings import GROUNDING
     cache = IndexCache(tmp_path / "c")
-    built = CatalogIndex(small_catalog, TUNABLES, cache)
-    loaded = CatalogIndex(small_catalog, TUNABLES, cache)
+    built = CatalogIndex(small_catalog, SETTINGS.index, cache)
+    loaded = CatalogIndex(small_catalog, SETTINGS.index, cache)
     assert loaded.cache_state == "loaded" and len(loaded.clue_words) == 0
     plain = SimpleNamespace(clues=built.clues, clue_words=built.clue_words, shelf_sizes=built.shelf_sizes,
                             default_idf=built.default_idf, idf_of=built.idf_of)   # no clue_postings(): computed

@@ -17,11 +17,11 @@ from starter.template import posterior as POSTERIOR
 from starter.template import evidence as RANK
 from starter.template import similarity as SIM
 from starter.index.catalog import CatalogIndex
-from starter.config import TUNABLES
+from starter.settings import SETTINGS
 
 
 def test_memo_values_are_not_tracked_by_the_garbage_collector(small_catalog: Path) -> None:
-    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    ix = CatalogIndex(small_catalog, SETTINGS.index, None)
     for i in range(len(ix.products)):
         ix.product_tokens(i)
     for p in ix.products:
@@ -33,7 +33,7 @@ def test_memo_values_are_not_tracked_by_the_garbage_collector(small_catalog: Pat
 
 
 def test_product_tokens_hold_each_word_once_in_order(small_catalog: Path) -> None:
-    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    ix = CatalogIndex(small_catalog, SETTINGS.index, None)
     t4 = ix.product_tokens(ix.by_pid["T4"])
     assert isinstance(t4, tuple) and len(t4) == len(set(t4))
     assert t4[:5] == ("cotton", "tee", "black", "v", "neck") and {"100", "imported"} <= set(t4)
@@ -41,7 +41,7 @@ def test_product_tokens_hold_each_word_once_in_order(small_catalog: Path) -> Non
 
 def test_negation_and_coverage_read_the_word_tuples(small_catalog: Path) -> None:
     """said_coverage's IDF share and the negation test give what set algebra gives."""
-    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    ix = CatalogIndex(small_catalog, SETTINGS.index, None)
     b1 = ix.by_pid["B1"]
     said = frozenset({"leather", "brown", "suede"})
     have = set(ix.product_tokens(b1))
@@ -50,7 +50,7 @@ def test_negation_and_coverage_read_the_word_tuples(small_catalog: Path) -> None
 
 
 def test_weight_memo_is_emptied_when_full(small_catalog: Path) -> None:
-    cfg = dataclasses.replace(TUNABLES, weight_memo_entries=3)
+    cfg = dataclasses.replace(SETTINGS.index, weight_memo_entries=3)
     ix = CatalogIndex(small_catalog, cfg, None)
     sets = [frozenset({w}) for w in ("cotton", "tee", "black", "leather", "boot")]
     first = [ix.weight(s) for s in sets]
@@ -58,41 +58,45 @@ def test_weight_memo_is_emptied_when_full(small_catalog: Path) -> None:
     assert [ix.weight(s) for s in sets] == first == [ix.idf_of(next(iter(s))) for s in sets]
 
 
-def test_the_agent_makes_full_collections_rarer_unless_told_not_to(small_catalog: Path) -> None:
+def test_constructing_the_agent_leaves_the_collector_alone_and_serving_freezes_it(small_catalog: Path) -> None:
+    """The constructor has no interpreter-wide effect; the process that owns the interpreter opts in to
+    `freeze_for_serving`, which raises the full-collection threshold (keeping a host's higher one)."""
     from starter.agent import Agent
 
     saved = gc.get_threshold()
     try:
         gc.set_threshold(700, 10, 10)
-        Agent(str(small_catalog), dataclasses.replace(TUNABLES, freeze_after_build=False))
-        assert gc.get_threshold() == (700, 10, 10)
-        Agent(str(small_catalog), TUNABLES)
-        assert gc.get_threshold() == (700, 10, TUNABLES.full_collection_threshold)
+        frozen = gc.get_freeze_count()
+        agent = Agent(str(small_catalog))
+        assert gc.get_threshold() == (700, 10, 10) and gc.get_freeze_count() == frozen
+        agent.freeze_for_serving()
+        assert gc.get_threshold() == (700, 10, SETTINGS.process.full_collection_threshold)
+        assert gc.get_freeze_count() > frozen
         gc.set_threshold(700, 10, 5000)        # a host's own higher setting is kept
-        Agent(str(small_catalog), TUNABLES)
+        agent.freeze_for_serving()
         assert gc.get_threshold() == (700, 10, 5000)
     finally:
         gc.set_threshold(*saved)
-
+        gc.unfreeze()
 
 def test_most_probable_is_the_posteriors_first(small_catalog: Path) -> None:
     """The free-text opening's scenario is read off the best candidate without ranking them all."""
     from starter.reading.parse import parse_message
     from starter.reading.understand import Reading
-    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    ix = CatalogIndex(small_catalog, SETTINGS.index, None)
     reading = Reading.of(parse_message("something black and cotton for summer", 1, {}))
-    tracks, _ = RANK.open_tracks(ix, list(range(len(ix.products))), reading, {}, TUNABLES)
-    assert POSTERIOR.most_probable(ix, tracks, TUNABLES) == POSTERIOR.posterior(ix, tracks, set(), TUNABLES)[0].idx
-    assert POSTERIOR.most_probable(ix, {}, TUNABLES) is None
+    tracks, _ = RANK.open_tracks(ix, list(range(len(ix.products))), reading, {}, SETTINGS.evidence)
+    assert POSTERIOR.most_probable(ix, tracks, SETTINGS.posterior) == POSTERIOR.posterior(ix, tracks, set(), SETTINGS.posterior)[0].idx
+    assert POSTERIOR.most_probable(ix, {}, SETTINGS.posterior) is None
 
 
 def test_long_messages_share_words_with_values_by_their_words(small_catalog: Path) -> None:
     """Above substring_scan_max_words said words, values are checked through their word sets: the
     similarity is the same as the full computation's."""
-    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    ix = CatalogIndex(small_catalog, SETTINGS.index, None)
     long_said = frozenset(f"w{k}" for k in range(30)) | {"cotton"}
     short_said = frozenset({"cotton", "black"})
-    assert len(long_said) > TUNABLES.substring_scan_max_words >= len(short_said)
+    assert len(long_said) > SETTINGS.index.substring_scan_max_words >= len(short_said)
     for p in ix.products:
         for said in (long_said, short_said, frozenset(f"w{k}" for k in range(30))):
             fast = SIM.value_similarity(ix, p.constraints, said)
@@ -107,11 +111,11 @@ def test_holds_any_equals_the_token_check_with_or_without_the_memo(small_catalog
     """`holds_any` skips tokenising a cold product whose text holds none of the words; the answer
     is the token check's, cold or warm, for few words and for many."""
     from starter.index.catalog import CatalogIndex
-    from starter.config import TUNABLES
-    cold = CatalogIndex(small_catalog, TUNABLES)
-    warm = CatalogIndex(small_catalog, TUNABLES)
+    from starter.settings import SETTINGS
+    cold = CatalogIndex(small_catalog, SETTINGS.index)
+    warm = CatalogIndex(small_catalog, SETTINGS.index)
     few = [{"leather"}, {"black", "zzz"}, {"lea"}, {"boot", "boots"}, {"19.99"}, set()]
-    many = [{f"w{k}" for k in range(TUNABLES.substring_scan_max_words + 1)} | {"leather"}]
+    many = [{f"w{k}" for k in range(SETTINGS.index.substring_scan_max_words + 1)} | {"leather"}]
     for i in range(len(warm.products)):
         warm.product_tokens(i)
     for group in (few, many):

@@ -10,7 +10,7 @@ import pytest
 import contest.paths as paths
 from evaluator import local_evaluator as E
 from starter.index.catalog import CatalogError, CatalogIndex
-from starter.config import TUNABLES
+from starter.settings import SETTINGS
 
 
 def test_missing_catalog_and_sessions_are_named_together_with_the_fix(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -40,7 +40,7 @@ def test_a_malformed_catalog_gives_one_line_with_file_and_line(tmp_path: Path, c
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and expected in err and "Traceback" not in err and len(err.splitlines()) == 1
     with pytest.raises(CatalogError, match=expected.split(":", 1)[1].strip()):
-        CatalogIndex(catalog, TUNABLES)
+        CatalogIndex(catalog, SETTINGS.index)
 
 
 def test_each_kind_of_odd_row_is_counted_in_the_warning(tmp_path: Path, caplog) -> None:
@@ -50,7 +50,7 @@ def test_each_kind_of_odd_row_is_counted_in_the_warning(tmp_path: Path, caplog) 
     path = tmp_path / "c.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="starter.index.catalog"):
-        index = CatalogIndex(path, TUNABLES)
+        index = CatalogIndex(path, SETTINGS.index)
     assert len(index.products) == 2
     text = caplog.text
     assert "skipped 2 rows without a usable parent_asin" in text and "skipped 1 rows with a duplicate" in text
@@ -62,8 +62,8 @@ def test_huge_fields_are_cut_when_read(tmp_path: Path) -> None:
            "categories": ["Women", "Tops"], "price": 3}
     path = tmp_path / "c.jsonl"
     path.write_text(json.dumps(row) + "\n", encoding="utf-8")
-    index = CatalogIndex(path, TUNABLES)
-    assert len(index.products[0].title) <= TUNABLES.max_field_chars
+    index = CatalogIndex(path, SETTINGS.index)
+    assert len(index.products[0].title) <= SETTINGS.index.max_field_chars
 
 
 def test_capped_cuts_every_shape_by_the_one_recursive_rule() -> None:

@@ -12,10 +12,13 @@ from evaluator.local_evaluator import build_summary, run_session
 from evaluator.data import load_catalog
 from grounding.audience import product_audiences, shopper_audiences
 from grounding.budget import Budget
-from starter.people import ranking as PEOPLE
+from starter.people.facts import budget_penalty, conversation_facts
+from starter.people.ranking import query_words, rank_people
+from starter.reading.kinds import SessionPath
+from starter.route import says_only_no_preference
 from starter.agent import Agent
 from starter.index.catalog import CatalogIndex
-from starter.config import TUNABLES
+from starter.settings import SETTINGS
 from starter.reading.parse import parse_message
 from starter.reading.understand import Reading
 from tests.conftest import CATS_BOOTS, SMALL_PRODUCTS, product
@@ -41,7 +44,7 @@ def read(text: str, turn: int = 1, negated: tuple[str, ...] | None = None) -> Re
 
 
 def rank(index: CatalogIndex, readings: list[Reading], shown: set[int]):
-    return PEOPLE.rank_people(index, readings, PEOPLE.conversation_facts(readings), shown, TUNABLES)
+    return rank_people(index, readings, conversation_facts(readings), shown, SETTINGS.people)
 
 
 def pids(index: CatalogIndex, ranked) -> list[str]:
@@ -60,9 +63,9 @@ def test_audiences_of_shoppers_and_products() -> None:
 def test_the_query_is_cumulative_without_filler_audience_negations_or_budget_numbers() -> None:
     readings = [read("looking for black leather boots for my husband, under 80 dollars"),
                 read("not suede please, size 10", 2, negated=("suede",))]
-    words = PEOPLE.query_words(readings)
+    words = query_words(readings)
     assert words == ["black", "leather", "boots", "size", "10"]
-    facts = PEOPLE.conversation_facts(readings)
+    facts = conversation_facts(readings)
     assert facts.audiences == {"men"} and facts.negated == {"suede"} and facts.budget == Budget(max_price=80.0)
 
 
@@ -72,14 +75,14 @@ def test_the_query_is_cumulative_without_filler_audience_negations_or_budget_num
     (30.0, Budget(min_price=50.0), True), (None, Budget(max_price=10.0), False),
 ])
 def test_budget_is_a_soft_penalty_not_a_cliff(price, budget, penalised) -> None:
-    assert (PEOPLE.budget_penalty(price, budget, TUNABLES) > 0) == penalised
+    assert (budget_penalty(price, budget, SETTINGS.people) > 0) == penalised
     if penalised and price:
-        assert PEOPLE.budget_penalty(price * 1.5, budget, TUNABLES) > PEOPLE.budget_penalty(price, budget, TUNABLES) or \
+        assert budget_penalty(price * 1.5, budget, SETTINGS.people) > budget_penalty(price, budget, SETTINGS.people) or \
             budget.min_price is not None
 
 
 def test_facts_reorder_the_candidates(people_catalog: Path) -> None:
-    index = CatalogIndex(people_catalog, TUNABLES)
+    index = CatalogIndex(people_catalog, SETTINGS.index)
     ranked, funnel = rank(index, [read("black leather boots for my husband")], set())
     order = pids(index, ranked)
     assert order.index("M1") < order.index("W1") and funnel["fulltext"] > 0
@@ -97,10 +100,10 @@ def test_a_reworded_template_quotes_values_and_a_person_does_not(people_catalog:
     agent = Agent(str(people_catalog))
     agent.reset("p", {})
     agent.respond("p", "My husband needs black leather chelsea boots for winter", 1, 10)
-    assert agent.sessions["p"].people
+    assert agent.sessions["p"].path is SessionPath.PEOPLE
     agent.reset("q", {})
     agent.respond("q", "Hi! I need Boots Chelsea, and it has to be Rubber sole.", 1, 10)
-    assert not agent.sessions["q"].people
+    assert agent.sessions["q"].path is SessionPath.TEMPLATE
 
 
 def test_a_reworded_template_with_a_damaged_shelf_still_quotes_its_value(people_catalog: Path) -> None:
@@ -109,7 +112,7 @@ def test_a_reworded_template_with_a_damaged_shelf_still_quotes_its_value(people_
     agent = Agent(str(people_catalog))
     agent.reset("q", {})
     agent.respond("q", "Hi! I need Bootie, and it has to be Suede.", 1, 10)
-    assert not agent.sessions["q"].people
+    assert agent.sessions["q"].path is SessionPath.TEMPLATE
 
 
 def test_a_person_is_asked_in_plain_words_and_never_shown_a_product_twice(people_catalog: Path) -> None:
@@ -133,10 +136,10 @@ def test_no_preference_to_anything_else_hands_the_session_to_the_template_path(p
     agent = Agent(str(people_catalog))
     agent.reset("p", {})
     agent.respond("p", "I want some comfy boots", 1, 10)
-    assert agent.sessions["p"].people
+    assert agent.sessions["p"].path is SessionPath.PEOPLE
     agent.respond("p", "I don't really care about other.", 2, 10)
     state = agent.sessions["p"]
-    assert not state.people and state.pool is not None and state.tracks
+    assert state.path is SessionPath.TEMPLATE and state.pool is not None and state.tracks
 
 
 def test_a_person_who_does_not_mind_a_detail_stays_with_people(people_catalog: Path) -> None:
@@ -147,7 +150,7 @@ def test_a_person_who_does_not_mind_a_detail_stays_with_people(people_catalog: P
     agent.reset("p", {})
     agent.respond("p", "I want some comfy boots", 1, 10)
     agent.respond("p", "She doesn't mind hand washing it.", 2, 10)
-    assert agent.sessions["p"].people
+    assert agent.sessions["p"].path is SessionPath.PEOPLE
 
 
 @pytest.mark.parametrize("text, bare", [
@@ -158,7 +161,7 @@ def test_a_person_who_does_not_mind_a_detail_stays_with_people(people_catalog: P
     ("I don't care about the color, but it must be leather.", False),
 ])
 def test_a_bare_no_preference_names_nothing_but_the_attribute(text: str, bare: bool) -> None:
-    assert PEOPLE.says_only_no_preference(text, "other") is bare
+    assert says_only_no_preference(text, "other") is bare
 
 
 def test_a_long_people_session_is_not_replayed_on_the_template_path(people_catalog: Path) -> None:
@@ -167,9 +170,9 @@ def test_a_long_people_session_is_not_replayed_on_the_template_path(people_catal
     agent = Agent(str(people_catalog))
     agent.reset("p", {})
     agent.respond("p", "I want some comfy boots", 1, 10)
-    agent.respond("p", " ".join(f"word{k}" for k in range(TUNABLES.handoff_max_words)), 2, 10)
+    agent.respond("p", " ".join(f"word{k}" for k in range(SETTINGS.people.handoff_max_words)), 2, 10)
     agent.respond("p", "I don't really care about other.", 3, 10)
-    assert agent.sessions["p"].people
+    assert agent.sessions["p"].path is SessionPath.PEOPLE
 
 
 def test_persona_sessions_on_the_small_catalog(people_catalog: Path) -> None:
@@ -190,7 +193,7 @@ def test_queries_leave_out_words_most_products_hold(small_catalog: Path, table: 
     """"imported" is on 5 of 8 products (every field: the people query), "tee" in 5 of 8 titles (title,
     category path and card values: the template path's BM25): FTS5 would give each an IDF of 1e-6,
     so it is not asked next to "leather"; asked alone it is kept (a query never goes empty)."""
-    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    ix = CatalogIndex(small_catalog, SETTINGS.index, None)
     assert ix._df(table, common) == 5 and ix._df(table, "leather") == 2
     both = getattr(ix, query)([common, "leather"], 10)
     assert {ix.products[i].pid for i, _ in both} == {"B1", "B3"}

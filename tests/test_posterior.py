@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from starter.index.catalog import CatalogIndex
-from starter.config import TUNABLES
+from starter.settings import SETTINGS
 from starter.template.posterior import Ranked, RankedList, count_exact, most_probable, posterior, ranked_by_weight
 from starter.template.tracks import Track, TrackTable
 
 
 @pytest.fixture()
 def index(small_catalog: Path) -> CatalogIndex:
-    return CatalogIndex(small_catalog, TUNABLES)
+    return CatalogIndex(small_catalog, SETTINGS.index)
 
 
 def _reference_rows(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> list[Ranked]:
@@ -36,9 +36,9 @@ def _reference(index: CatalogIndex, tracks: dict[int, Track], excluded: set[int]
     for i, t in live:
         lw = index.log_prior[i] + t.category_ll + t.loglik + t.text_ll
         if any_exact and not t.exact:
-            lw -= TUNABLES.inexact_penalty
+            lw -= SETTINGS.posterior.inexact_penalty
         if i in doubtful:
-            lw -= TUNABLES.doubtful_penalty
+            lw -= SETTINGS.posterior.doubtful_penalty
         rows.append((i, lw, t.exact, index.log_prior[i], t.loglik + t.category_ll + t.text_ll))
     return _reference_rows(index, rows)
 
@@ -64,12 +64,12 @@ def test_posterior_is_the_per_candidate_computation_float_for_float(index: Catal
     ids = list(rows)
     for excluded, doubtful in [(set(), set()), ({ids[0], ids[3]}, set()), (set(), {ids[1], ids[2]}),
                                ({ids[4]}, {ids[4], ids[5]})]:
-        got = posterior(index, tracks, excluded, TUNABLES, doubtful)
+        got = posterior(index, tracks, excluded, SETTINGS.posterior, doubtful)
         want = _reference(index, rows, excluded, doubtful)
         assert list(got) == want
         assert all(type(r.idx) is int and type(r.prob) is float and type(r.exact) is bool for r in got)
         assert count_exact(got) == count_exact(want) == sum(r.exact for r in want)
-        assert most_probable(index, tracks, TUNABLES) == _reference(index, rows, set(), set())[0].idx
+        assert most_probable(index, tracks, SETTINGS.posterior) == _reference(index, rows, set(), set())[0].idx
         weights = [(r.idx, r.log_weight, r.exact, r.log_prior, r.loglik) for r in reversed(want)]
         assert list(ranked_by_weight(index, weights)) == _reference_rows(index, weights)
 
@@ -78,11 +78,11 @@ def test_the_ranked_list_reads_like_a_list_across_blocks(index: CatalogIndex,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(RankedList, "BLOCK", 2)
     rows = _random_tracks(index, 4, 0.5)
-    got = posterior(index, _table(rows), set(), TUNABLES)
+    got = posterior(index, _table(rows), set(), SETTINGS.posterior)
     want = _reference(index, rows, set(), set())
     assert len(got) == len(want) and got[0] == want[0] and got[-1] == want[-1] and got[3] == want[3]
     assert got[1:4] == want[1:4] and got[:100] == want and got[::-2] == want[::-2]
     with pytest.raises(IndexError):
         got[len(want)]
-    empty = posterior(index, TrackTable.empty(), set(), TUNABLES)
+    empty = posterior(index, TrackTable.empty(), set(), SETTINGS.posterior)
     assert len(empty) == 0 and list(empty) == [] and count_exact(empty) == 0 and not empty

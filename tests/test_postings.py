@@ -16,11 +16,11 @@ import pytest
 
 from grounding.words import FILLER, tokens
 from starter.index.catalog import CatalogIndex
-from starter.config import TUNABLES
+from starter.settings import SETTINGS
 from starter.index.cache import IndexCache
 from tests.conftest import CATS_TEES, product
 
-WEIGHTS = {"docs": TUNABLES.bm25_weights, "full": TUNABLES.people_field_weights}
+WEIGHTS = {"docs": SETTINGS.index.bm25_weights, "full": SETTINGS.index.people_field_weights}
 
 
 def both(ix: CatalogIndex, table: str, words: list[str], limit: int,
@@ -46,7 +46,7 @@ def tie_catalog(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("table", ["docs", "full"])
 def test_ties_phrases_and_stems_equal_the_sql_query(tmp_path: Path, table: str) -> None:
-    ix = CatalogIndex(tie_catalog(tmp_path), TUNABLES, None)
+    ix = CatalogIndex(tie_catalog(tmp_path), SETTINGS.index, None)
     for words in (["cotton"], ["black", "cotton", "tee"], ["3.5"], ["3.5", "heel"], ["3", "5"], ["dress", "dresses"],
                   ["floral", "nothingmatchesthis"], ["nothingmatchesthis"]):
         for limit in (1, 3, 5, 50):
@@ -58,19 +58,19 @@ def test_ties_phrases_and_stems_equal_the_sql_query(tmp_path: Path, table: str) 
 
 
 def test_weights_whose_sums_are_not_exact_go_to_sql(small_catalog: Path) -> None:
-    ix = CatalogIndex(small_catalog, TUNABLES, None)
+    ix = CatalogIndex(small_catalog, SETTINGS.index, None)
     sql, arrays = both(ix, "docs", ["cotton", "black"], 5, weights=(0.1, 0.2, 0.3))
     assert arrays is None and sql
     assert ix._match("docs", (0.1, 0.2, 0.3), ["cotton", "black"], 5) == sql
 
 
 def test_the_sqlite_engine_setting_turns_the_arrays_off(small_catalog: Path) -> None:
-    ix = CatalogIndex(small_catalog, dataclasses.replace(TUNABLES, bm25_engine="sqlite"), None)
+    ix = CatalogIndex(small_catalog, dataclasses.replace(SETTINGS.index, bm25_engine="sqlite"), None)
     assert not ix.postings.enabled and ix.bm25(["cotton"], 5)
 
 
 def test_the_posting_memo_stays_within_its_bound(small_catalog: Path) -> None:
-    ix = CatalogIndex(small_catalog, dataclasses.replace(TUNABLES, posting_cache_entries=6), None)
+    ix = CatalogIndex(small_catalog, dataclasses.replace(SETTINGS.index, posting_cache_entries=6), None)
     words = ["cotton", "tee", "black", "leather", "boot", "imported", "chelsea"]
     first = [ix.fulltext([w], 10) for w in words]
     assert ix.postings.held <= 6 or len(ix.postings._postings) == 1
@@ -81,8 +81,8 @@ def test_the_posting_memo_stays_within_its_bound(small_catalog: Path) -> None:
 
 def test_a_read_only_cached_index_is_scored_by_the_arrays(small_catalog: Path, tmp_path: Path) -> None:
     cache = IndexCache(tmp_path / "c")
-    CatalogIndex(small_catalog, TUNABLES, cache)
-    ix = CatalogIndex(small_catalog, TUNABLES, cache)
+    CatalogIndex(small_catalog, SETTINGS.index, cache)
+    ix = CatalogIndex(small_catalog, SETTINGS.index, cache)
     assert ix.cache_state == "loaded"
     sql, arrays = both(ix, "full", ["leather", "boot", "brown"], 5)
     assert arrays is not None and arrays == sql
@@ -151,7 +151,7 @@ def test_row_lengths_decode_sqlite_varints() -> None:
 
 def test_a_cold_query_past_the_load_budget_goes_to_sql_and_warms_the_arrays(small_catalog: Path) -> None:
     """Rows held: cotton 4, tee 5, imported 4; a budget of 5 rows a query reads one word a turn."""
-    ix = CatalogIndex(small_catalog, dataclasses.replace(TUNABLES, posting_load_share=5 / 8), None)   # 8 products
+    ix = CatalogIndex(small_catalog, dataclasses.replace(SETTINGS.index, posting_load_share=5 / 8), None)   # 8 products
     words = ["cotton", "tee", "imported"]
     held = []
     for _ in range(3):
@@ -194,9 +194,9 @@ def test_the_built_index_stores_the_row_lengths_bm25_reads(small_catalog: Path, 
     same arrays and floats as reading FTS5's docsize table, in a built, a loaded and an in-memory index."""
     from starter.index.postings import read_row_lengths, row_lengths
     cache = IndexCache(tmp_path / "c") if cached else None
-    indexes = [CatalogIndex(small_catalog, TUNABLES, cache)]
+    indexes = [CatalogIndex(small_catalog, SETTINGS.index, cache)]
     if cached:
-        indexes.append(CatalogIndex(small_catalog, TUNABLES, cache))
+        indexes.append(CatalogIndex(small_catalog, SETTINGS.index, cache))
         assert indexes[-1].cache_state == "loaded"
     for ix in indexes:
         for table in ("docs", "full"):
@@ -210,7 +210,7 @@ def test_the_built_index_stores_the_row_lengths_bm25_reads(small_catalog: Path, 
 
 def test_row_lengths_read_in_chunks_equal_one_read(small_catalog: Path) -> None:
     from starter.index import postings as P
-    ix = CatalogIndex(small_catalog, TUNABLES)
+    ix = CatalogIndex(small_catalog, SETTINGS.index)
     for table in ("docs", "full"):
         whole = P._length_parts(ix.db, table, chunk=10 ** 9)
         for chunk in (1, 2, 3, 7):

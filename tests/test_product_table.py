@@ -11,7 +11,7 @@ import pytest
 
 from starter.index import catalog as catalog_module
 from starter.index.catalog import CatalogIndex
-from starter.config import TUNABLES
+from starter.settings import SETTINGS
 from starter.index.cache import IndexCache, file_sha256
 from starter.index.product_table import ClueLists, ClueWordCounter, Product, columns_of, load, places, shelf_lists, store
 
@@ -73,21 +73,21 @@ def test_a_load_failure_is_damage_only_when_the_checksum_says_so(small_catalog: 
     """The cached file is read while its checksum is verified: a read that fails on a damaged file is
     a rebuild; on a file whose checksum matches it is a fault, raised (never hidden by a rebuild)."""
     cache = IndexCache(tmp_path / "c")
-    CatalogIndex(small_catalog, TUNABLES, cache)
+    CatalogIndex(small_catalog, SETTINGS.index, cache)
 
     def broken(db: sqlite3.Connection) -> None:
         raise sqlite3.DatabaseError("malformed")
     monkeypatch.setattr(catalog_module, "load_products", broken)
     with pytest.raises(sqlite3.DatabaseError, match="malformed"):
-        CatalogIndex(small_catalog, TUNABLES, cache)
-    db_path, _ = cache.paths(cache.key(small_catalog, TUNABLES))
+        CatalogIndex(small_catalog, SETTINGS.index, cache)
+    db_path, _ = cache.paths(cache.key(small_catalog, SETTINGS.index))
     data = db_path.read_bytes()
     db_path.write_bytes(data[:200] + bytes([data[200] ^ 0xFF]) + data[201:])
     with caplog.at_level(logging.WARNING, logger="starter.index.cache"):
-        again = CatalogIndex(small_catalog, TUNABLES, cache)
+        again = CatalogIndex(small_catalog, SETTINGS.index, cache)
     assert again.cache_state == "built" and "checksum does not match" in caplog.text
     monkeypatch.undo()
-    assert CatalogIndex(small_catalog, TUNABLES, cache).cache_state == "loaded"
+    assert CatalogIndex(small_catalog, SETTINGS.index, cache).cache_state == "loaded"
 
 
 def test_no_collection_while_an_index_is_made_and_the_state_comes_back(small_catalog: Path,
@@ -101,16 +101,16 @@ def test_no_collection_while_an_index_is_made_and_the_state_comes_back(small_cat
         real(self, *args)
     monkeypatch.setattr(catalog_module.CatalogIndex, "_derive", spy)
     assert gc.isenabled()
-    CatalogIndex(small_catalog, TUNABLES)
+    CatalogIndex(small_catalog, SETTINGS.index)
     assert seen == [False] and gc.isenabled()
     gc.disable()
     try:
-        CatalogIndex(small_catalog, TUNABLES)
+        CatalogIndex(small_catalog, SETTINGS.index)
         assert not gc.isenabled()          # a caller's own choice is left as it was
     finally:
         gc.enable()
     with pytest.raises(catalog_module.CatalogError):
-        CatalogIndex(small_catalog.with_name("missing.jsonl"), TUNABLES)
+        CatalogIndex(small_catalog.with_name("missing.jsonl"), SETTINGS.index)
     assert gc.isenabled()
 
 

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from starter.reading.parse import Observation
-from starter.template.tracks import TrackTable as Tracks
+from starter.template.tracks import TrackTable
 from starter.template.retrieve import Growth, Pool
 from starter.conversation.trace import TurnTrace
 from starter.reading.understand import Reading
+from starter.reading.kinds import MessageKind, Scenario, SessionPath
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,9 @@ class SessionState:
     session_id: str
     profile: dict[str, Any] = field(default_factory=dict)
     turn: int = 0                                  # turns answered so far
-    scenario: str = "unknown"                      # buying | browsing | intent_override | unknown
+    scenario: Scenario = Scenario.UNKNOWN          # the protocol scenario, as read or guessed
     scenario_certain: bool = False                 # read from a template opening (not guessed)
-    people: bool = False                           # a person's own words (starter/people/ranking.py), not templates
+    path: SessionPath = SessionPath.TEMPLATE       # which model reads the session (starter.route decides)
     override_seen: bool = False                    # the intent-override message has arrived
     override_turn: int | None = None
     boundary_seen: bool = False
@@ -55,7 +56,7 @@ class SessionState:
     exhausted: list[str] = field(default_factory=list)         # "no additional preference for A"
     constraints: list[Constraint] = field(default_factory=list)
     pool: Pool | None = None
-    tracks: Tracks = field(default_factory=Tracks.empty)
+    tracks: TrackTable = field(default_factory=TrackTable.empty)
     relevance_words: list[str] = field(default_factory=list)   # the free-text query `relevance` answers
     relevance: dict[int, float] = field(default_factory=dict)
     last_good: dict[str, Any] | None = None
@@ -68,7 +69,7 @@ class SessionState:
 
     def pre_override(self) -> bool:
         """Hits do not count yet: an override session whose override has not come."""
-        return self.scenario == "intent_override" and not self.override_seen
+        return self.scenario == Scenario.INTENT_OVERRIDE and not self.override_seen
 
 
 # ---- events -----------------------------------------------------------------------------
@@ -86,10 +87,10 @@ class PoolOpened:
     """The opening's candidates, their tracks and the scenario read from it."""
 
     pool: Pool
-    tracks: Tracks
-    scenario: str
+    tracks: TrackTable
+    scenario: Scenario
     scenario_certain: bool
-    people: bool = False
+    path: SessionPath = SessionPath.TEMPLATE
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,8 @@ class PathReplayed:
     """The conversation so far, replayed on the template path: its pool, tracks and what they read."""
 
     pool: Pool
-    tracks: Tracks
-    scenario: str
+    tracks: TrackTable
+    scenario: Scenario
     card_explained: frozenset[int]
     relevance_words: tuple[str, ...]
     relevance: dict[int, float]
@@ -109,14 +110,14 @@ class PoolGrown:
     """Candidates added to the pool (with their tracks, replayed from the opening)."""
 
     growth: Growth
-    tracks: Tracks
+    tracks: TrackTable
 
 
 @dataclass(frozen=True)
 class TracksUpdated:
     """New tracks for (some of) the candidates."""
 
-    tracks: Tracks
+    tracks: TrackTable
 
 
 @dataclass(frozen=True)
@@ -176,12 +177,12 @@ def apply(state: SessionState, event: Event) -> None:
         state.tracks = event.tracks
         state.scenario = event.scenario
         state.scenario_certain = event.scenario_certain
-        state.people = event.people
+        state.path = event.path
     elif isinstance(event, PathReplayed):
         state.pool = event.pool
         state.tracks = event.tracks
         state.scenario = event.scenario
-        state.people = False
+        state.path = SessionPath.TEMPLATE
         state.card_explained = set(event.card_explained)
         state.relevance_words = list(event.relevance_words)
         state.relevance = event.relevance
@@ -230,7 +231,7 @@ def _message_read(state: SessionState, event: MessageRead) -> None:
     state.turn += 1
     # Our previous list was wrong if it could have counted (otherwise the
     # session would have ended); pre-override lists prove nothing.
-    if reading.kind == "override" and not state.override_seen:
+    if reading.kind == MessageKind.OVERRIDE and not state.override_seen:
         # Everything shown so far was shown before the override: proof of nothing.
         state.doubtful.clear()
     elif state.shown and state.shown_counted[-1]:
@@ -239,13 +240,13 @@ def _message_read(state: SessionState, event: MessageRead) -> None:
     state.readings.append(reading)
     _add_usage(state, event.usage)
     last = state.last_ask
-    if reading.kind == "override" and state.turn > 1 and not state.override_seen:
+    if reading.kind == MessageKind.OVERRIDE and state.turn > 1 and not state.override_seen:
         state.override_seen = True
         state.override_turn = state.turn
         if not state.scenario_certain:
-            state.scenario = "intent_override"
-    elif reading.kind == "boundary" and isinstance(last, str):
+            state.scenario = Scenario.INTENT_OVERRIDE
+    elif reading.kind == MessageKind.BOUNDARY and isinstance(last, str):
         state.boundary_seen = True
         state.refused.append(last)
-    elif reading.kind == "no_preference" and isinstance(last, str):
+    elif reading.kind == MessageKind.NO_PREFERENCE and isinstance(last, str):
         state.exhausted.append(last)

@@ -92,6 +92,7 @@ class ShelfView(_Record):
 @dataclass(frozen=True)
 class StateView(_Record):
     scenario: str
+    path: str
     override_seen: bool
     override_turn: int | None
     boundary_seen: bool
@@ -217,4 +218,5 @@ class SessionTrace(_Record):
     session_id: str
     known: bool
     scenario: str | None = None
+    path: str | None = None
     turns: tuple[TurnTrace, ...] = ()

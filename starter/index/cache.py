@@ -34,6 +34,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from contest.paths import INDEX_CACHE_ENV
 
@@ -48,14 +49,15 @@ INDEX_TUNABLES = ("max_field_chars",)
 OFF_VALUES = frozenset({"off", "0", "no", "false", "none"})
 
 
-def default_cache_dir() -> Path | None:
+def default_cache_dir(env: Mapping[str, str] | None = None) -> Path | None:
     """Where built indexes live, or None when `AGENT_INDEX_CACHE=off`."""
-    raw = os.environ.get(INDEX_CACHE_ENV, "").strip()
+    env = os.environ if env is None else env
+    raw = env.get(INDEX_CACHE_ENV, "").strip()
     if raw.lower() in OFF_VALUES:
         return None
     if raw:
         return Path(raw).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = env.get("XDG_CACHE_HOME", "").strip()
     return (Path(base) if base else Path.home() / ".cache") / "techjam-shopper" / "index"
 
 
@@ -201,8 +203,9 @@ class IndexCache:
         self.directory = Path(directory)
 
     @classmethod
-    def from_env(cls) -> "IndexCache | None":
-        d = default_cache_dir()
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "IndexCache | None":
+        """The cache `env` (default: the process environment) names, or None when it is off."""
+        d = default_cache_dir(env)
         return cls(d) if d is not None else None
 
     def key(self, catalog: Path, cfg: object, catalog_sha256: str | None = None) -> CacheKey:

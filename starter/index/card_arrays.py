@@ -24,7 +24,7 @@ from contest import messages as M
 from contest.card import CARD_SIZE
 from contest.rules import ALLOWED_ATTRIBUTES
 from grounding.words import FILLER
-from starter.config import QUESTION_ATTRIBUTES
+from starter.settings import QUESTION_ATTRIBUTES
 from starter.index.product_table import ProductColumns
 
 # Reply attributes (`messages.reply_attribute` maps every asked attribute onto one of these): the

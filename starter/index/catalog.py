@@ -20,7 +20,7 @@ import numpy as np
 from grounding.clues import clue_postings
 from grounding.words import tokens
 from starter.index.catalog_rows import can_fork, read_records
-from starter.config import Tunables
+from starter.settings import IndexSettings
 from starter.index.fts_tables import (FTS_COLUMNS, FTS_TOKENIZERS, Filler, FtsFiller, ProcessFiller, create_tables,
                                 unstorable)
 from starter.index.cache import CacheKey, IndexCache, OpenedIndex, file_sha256
@@ -66,14 +66,14 @@ class CatalogIndex:
     code and tunables is there (`cache_state` says which); both give the same index.
     """
 
-    def __init__(self, catalog_path: str | Path, cfg: Tunables, cache: IndexCache | None = None,
+    def __init__(self, catalog_path: str | Path, cfg: IndexSettings, cache: IndexCache | None = None,
                  key: CacheKey | None = None) -> None:
         """`key`: the cache's key for this catalog when the caller has already computed it (it hashes the
         whole file: seconds for a million rows)."""
         with collection_paused():
             self._construct(Path(catalog_path), cfg, cache, key)
 
-    def _construct(self, path: Path, cfg: Tunables, cache: IndexCache | None, key: CacheKey | None) -> None:
+    def _construct(self, path: Path, cfg: IndexSettings, cache: IndexCache | None, key: CacheKey | None) -> None:
         if not path.is_file():
             raise CatalogError(f"catalog not found: {path} (set CATALOG_PATH or put catalog.jsonl in data/)")
         self.path = path
@@ -108,7 +108,7 @@ class CatalogIndex:
         if odd:
             log.warning("catalog %s: %s", path, "; ".join(odd))
 
-    def _open_guessed(self, path: Path, cfg: Tunables, cache: IndexCache,
+    def _open_guessed(self, path: Path, cfg: IndexSettings, cache: IndexCache,
                       guessed: CacheKey) -> tuple[CacheKey, dict[str, int] | None]:
         """Load the index `IndexCache.guess` found while the catalog is hashed in a second thread: the
         catalog's key, and the row counts when what was loaded is that key's index (None: build)."""

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from contest import messages as M
 from grounding.proposals import TextFacts, read_facts
 from grounding.words import (BOUNDARY_CUE, BROWSING_CUES, NO_PREFERENCE_CUE, NOT_RIGHT_CUE, OVERRIDE_CUE)
-from starter.config import GROUNDING
+from starter.settings import GROUNDING
+from starter.reading.kinds import MessageKind
 
 MAX_MESSAGE_CHARS = GROUNDING.max_message_chars
 
@@ -78,28 +79,28 @@ def parse_message(message: object, turn: int, shelf_keys: dict[str, str] | None 
         return Observation(kind=kind, text=text, facts=facts, template=template, **slots)
 
     if not stripped:
-        return obs("no_attribute" if turn > 1 else "free")
+        return obs(MessageKind.NO_ATTRIBUTE if turn > 1 else MessageKind.FREE)
     m = BROWSING_RE.match(stripped)
     if m and turn == 1:
-        return obs("open_browsing", True, category=m.group("cat"))
+        return obs(MessageKind.OPEN_BROWSING, True, category=m.group("cat"))
     m = OPEN_BUYING_RE.match(stripped)
     if m and turn == 1:
         rest = m.group("rest")
         if BUYING_MARK in rest and rest.endswith("."):
             cat, _, value = rest.partition(BUYING_MARK)
             # A category never contains the marker; a value might, so split at the first.
-            return obs("open_buying", True, category=cat, value_text=value[:-1])
+            return obs(MessageKind.OPEN_BUYING, True, category=cat, value_text=value[:-1])
         # Override opening: "I'm looking for C. <old value>" -- C is a shelf key.
         split = _split_shelf_prefix(rest, shelf_keys)
         if split is not None:
-            return obs("open_override", True, category=split[0], value_text=split[1])
-    for regex, kind, slot in ((OVERRIDE_RE, "override", "value_text"), (VALUES_RE, "values", "value_text"),
-                              (BOUNDARY_RE, "boundary", "attribute"), (NO_PREF_RE, "no_preference", "attribute")):
+            return obs(MessageKind.OPEN_OVERRIDE, True, category=split[0], value_text=split[1])
+    for regex, kind, slot in ((OVERRIDE_RE, MessageKind.OVERRIDE, "value_text"), (VALUES_RE, MessageKind.VALUES, "value_text"),
+                              (BOUNDARY_RE, MessageKind.BOUNDARY, "attribute"), (NO_PREF_RE, MessageKind.NO_PREFERENCE, "attribute")):
         m = regex.match(stripped)
         if m:
             return obs(kind, True, **{slot: m.group(1)})
     if stripped == M.NO_ATTRIBUTE_MESSAGE:
-        return obs("no_attribute", True)
+        return obs(MessageKind.NO_ATTRIBUTE, True)
     return obs(_loose_kind(text, turn, facts))
 
 
@@ -123,14 +124,14 @@ def _split_shelf_prefix(rest: str, shelf_keys: dict[str, str] | None) -> tuple[s
 def _loose_kind(text: str, turn: int, facts: TextFacts) -> str:
     """Non-template text: decide the kind from cue words."""
     if turn == 1:
-        return "free_opening"
+        return MessageKind.FREE_OPENING
     low = text.lower()
     if OVERRIDE_CUE.search(low):
-        return "override"
+        return MessageKind.OVERRIDE
     if BOUNDARY_CUE.search(low):
-        return "boundary"
+        return MessageKind.BOUNDARY
     if NO_PREFERENCE_CUE.search(low):
-        return "no_preference"
+        return MessageKind.NO_PREFERENCE
     if NOT_RIGHT_CUE.search(low) and len(facts.keywords) <= 2:
-        return "no_attribute"
-    return "values"
+        return MessageKind.NO_ATTRIBUTE
+    return MessageKind.VALUES

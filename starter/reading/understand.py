@@ -20,8 +20,9 @@ from typing import Any
 
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
 from grounding.words import FILLER, NO_PREFERENCE_WORDS, OVERRIDE_WORDS, tokens
-from starter.config import GROUNDING, Tunables
+from starter.settings import GROUNDING, UnderstandingSettings
 from starter.reading.parse import Observation
+from starter.reading.kinds import MessageKind
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ class Understanding:
 class Understander:
     """Fuzzy grounding always; the model only when enabled and only for non-template text."""
 
-    def __init__(self, gate: Gate, cfg: Tunables, llm: Any | None = None) -> None:
+    def __init__(self, gate: Gate, cfg: UnderstandingSettings, llm: Any | None = None) -> None:
         self.gate = gate
         self.cfg = cfg
         self.llm = llm
@@ -141,18 +142,18 @@ class Understander:
         kind = obs.kind
         if not obs.template and turn > 1 and u.intent is not None:
             low = obs.text.lower()
-            if u.intent == "override" and kind != "override":
+            if u.intent == MessageKind.OVERRIDE and kind != MessageKind.OVERRIDE:
                 if OVERRIDE_WORDS.search(low):
-                    kind = "override"
+                    kind = MessageKind.OVERRIDE
                 else:
-                    u.rejected.append(Rejected("intent", "override", "llm",
+                    u.rejected.append(Rejected("intent", MessageKind.OVERRIDE, "llm",
                                                "no override wording in the shopper's words"))
-            elif u.intent == "no_preference" and kind == "values":
+            elif u.intent == MessageKind.NO_PREFERENCE and kind == MessageKind.VALUES:
                 content = [w for w in obs.facts.keywords if w not in FILLER]
                 if NO_PREFERENCE_WORDS.search(low) and len(content) <= self.cfg.no_preference_max_words:
-                    kind = "no_preference"
+                    kind = MessageKind.NO_PREFERENCE
                 else:
-                    u.rejected.append(Rejected("intent", "no_preference", "llm",
+                    u.rejected.append(Rejected("intent", MessageKind.NO_PREFERENCE, "llm",
                                                "the shopper names product details or no no-preference wording"))
         return Reading(obs, kind, negated, phrases, extra)
 

@@ -16,15 +16,15 @@ import numpy as np
 from grounding.budget import BUDGET_WORDS
 from contest import messages as M
 from starter.index.catalog import CatalogIndex
-from starter.config import Tunables
+from starter.settings import EvidenceSettings
 from starter.index.card_arrays import NO_VALUE, REPLY_COLUMN
 from starter.template import similarity as SIM
 from starter.index.arrays import groups, member
 from starter.template.similarity import _tok_set, value_similarity
 from starter.template.tracks import SCENARIO_CODE as TRACK_SCENARIOS, TrackTable
 from starter.reading.understand import Reading
+from starter.reading.kinds import MessageKind, Scenario
 
-Tracks = TrackTable
 
 
 def free_text_words(obs: Reading) -> list[str]:
@@ -36,7 +36,7 @@ def free_text_words(obs: Reading) -> list[str]:
     return sorted(words)
 
 
-def text_relevance(index: CatalogIndex, words: list[str], cfg: Tunables) -> dict[int, float]:
+def text_relevance(index: CatalogIndex, words: list[str], cfg: EvidenceSettings) -> dict[int, float]:
     """BM25 relevance of each product to the shopper's free-text words so far, scaled to [0, 1].
 
     Shoppers who do not speak in templates name products the way titles and
@@ -65,12 +65,12 @@ def said_coverage(index: CatalogIndex, idx: int, said: frozenset[str]) -> float:
 
 
 def _opening_scenario(obs: Reading) -> str | None:
-    if obs.kind == "open_buying":
-        return "buying"
-    if obs.kind == "open_override":
-        return "intent_override"
-    if obs.kind == "open_browsing":
-        return "browsing"
+    if obs.kind == MessageKind.OPEN_BUYING:
+        return Scenario.BUYING
+    if obs.kind == MessageKind.OPEN_OVERRIDE:
+        return Scenario.INTENT_OVERRIDE
+    if obs.kind == MessageKind.OPEN_BROWSING:
+        return Scenario.BROWSING
     return None
 
 
@@ -80,7 +80,7 @@ def _gathered(per_unique: list, inverse: np.ndarray, dtype: type) -> np.ndarray:
 
 
 def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores: dict[str, float],
-                cfg: Tunables) -> tuple[Tracks, str]:
+                cfg: EvidenceSettings) -> tuple[TrackTable, str]:
     """Tracks for the opening; returns (tracks, scenario) where scenario may be 'unknown'.
 
     What a candidate's track depends on -- its shelf, its opening value -- recurs across
@@ -103,17 +103,17 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
     if scenario is not None and obs.template:
         # The category is judged softly (cat_ll); exactness is about the value.
         template_said = _tok_set(obs.value_text or "") | obs.extra_tokens
-        if scenario == "browsing":
+        if scenario == Scenario.BROWSING:
             value_ids = np.full(n, -1, dtype=np.int64)
         else:
-            value_ids = cards.values[rows, cards.lengths[rows] - 1 if scenario == "intent_override" else 0]
+            value_ids = cards.values[rows, cards.lengths[rows] - 1 if scenario == Scenario.INTENT_OVERRIDE else 0]
         values, inverse = groups(value_ids)
         said_id = index.clues.id_of(obs.value_text) if obs.value_text is not None else None
         exact = (values < 0) | (values == (said_id if said_id is not None else -2))
         sims = np.ones(len(values), dtype=np.float64)
         sims[~exact] = SIM.pair_similarities(index, values[~exact], np.full(int((~exact).sum()), NO_VALUE),
                                              template_said)
-        disclosed = cards.twins[rows, 0] if scenario == "buying" and n else np.zeros(n, dtype=np.uint8)
+        disclosed = cards.twins[rows, 0] if scenario == Scenario.BUYING and n else np.zeros(n, dtype=np.uint8)
         return TrackTable(rows, np.full(n, TRACK_SCENARIOS[scenario], dtype=np.int8), disclosed, exact[inverse],
                           (-mismatch_beta * (1.0 - sims))[inverse], np.zeros(n, dtype=np.float64), cat_ll,
                           (sims[inverse],)), scenario
@@ -132,8 +132,8 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
         browse_u.append(1.0 if not said else browsing_sim)
     browse = _gathered(browse_u, shelf_inverse, np.float64)
     sims: dict[tuple[int, frozenset[str]], float] = {}
-    best, hyp = browse, np.full(n, TRACK_SCENARIOS["browsing"], dtype=np.int8)
-    for name, position in (("buying", 0), ("intent_override", cards.lengths[rows] - 1)):
+    best, hyp = browse, np.full(n, TRACK_SCENARIOS[Scenario.BROWSING], dtype=np.int8)
+    for name, position in ((Scenario.BUYING, 0), (Scenario.INTENT_OVERRIDE, cards.lengths[rows] - 1)):
         pairs, inverse = groups(shelf * (cards.value_count + 1) + cards.values[rows, position])
         sim_u = []
         for code in pairs.tolist():
@@ -147,12 +147,12 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
         better = sim > best
         best = np.where(better, sim, best)
         hyp = np.where(better, np.int8(TRACK_SCENARIOS[name]), hyp)
-    disclosed = np.where(hyp == TRACK_SCENARIOS["buying"], cards.twins[rows, 0] if n else 0, 0).astype(np.uint8)
+    disclosed = np.where(hyp == TRACK_SCENARIOS[Scenario.BUYING], cards.twins[rows, 0] if n else 0, 0).astype(np.uint8)
     return TrackTable(rows, hyp.astype(np.int8), disclosed, np.zeros(n, dtype=bool), -mismatch_beta * (1.0 - best),
-                      np.zeros(n, dtype=np.float64), cat_ll, (best,)), scenario or "unknown"
+                      np.zeros(n, dtype=np.float64), cat_ll, (best,)), scenario or Scenario.UNKNOWN
 
 
-def with_relevance(tracks: Tracks, relevance: dict[int, float], cfg: Tunables) -> Tracks:
+def with_relevance(tracks: TrackTable, relevance: dict[int, float], cfg: EvidenceSettings) -> TrackTable:
     """The tracks with their free-text term set from the latest cumulative relevance (unchanged when none)."""
     if not relevance:
         return tracks
@@ -161,7 +161,7 @@ def with_relevance(tracks: Tracks, relevance: dict[int, float], cfg: Tunables) -
     return tracks.with_columns(text_ll=cfg.text_beta * (score - 1.0))
 
 
-def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | None, cfg: Tunables) -> Tracks:
+def observe(index: CatalogIndex, tracks: TrackTable, obs: Reading, last_ask: str | None, cfg: EvidenceSettings) -> TrackTable:
     """Every track updated with a later message (reply, refusal or override).
 
     A reply's exactness and similarity depend on the candidate only through the values it
@@ -176,13 +176,13 @@ def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | N
     cards = index.cards
     ids = tracks.ids
     n = len(ids)
-    if kind == "override":
+    if kind == MessageKind.OVERRIDE:
         first, inverse = groups(cards.values[ids, 0])
         sims = SIM.pair_similarities(index, first, np.full(len(first), NO_VALUE), said)
         exact = _quoted(index, M.OVERRIDE, text, first) if template else np.zeros(len(first), dtype=bool)
         disclosed = cards.disclose(ids, tracks.disclosed, np.zeros((n, 1), dtype=np.int64))
         return _updated(tracks, disclosed, exact[inverse], (beta * (1.0 - sims))[inverse], _rounded(sims)[inverse])
-    if kind in ("boundary", "no_attribute", "free"):
+    if kind in (MessageKind.BOUNDARY, MessageKind.NO_ATTRIBUTE, MessageKind.FREE):
         sim = 1.0
         return _updated(tracks, tracks.disclosed, np.full(n, template, dtype=bool),
                         np.full(n, beta * (1.0 - sim), dtype=np.float64), np.full(n, round(sim, 4), dtype=np.float64))
@@ -194,7 +194,7 @@ def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | N
     codes, inverse = groups(cards.pair_codes(values))
     sims = _reply_similarities(index, kind, codes, said, cfg)
     exact = _exact_replies(index, codes, text, last_ask) if template else np.zeros(len(codes), dtype=bool)
-    if not template and bool(said) and kind == "values":
+    if not template and bool(said) and kind == MessageKind.VALUES:
         # A shopper may answer with anything the product has, not only the values the
         # simulator would reveal next: partial credit for words found anywhere on it.
         share = cfg.any_value_credit
@@ -207,20 +207,20 @@ def observe(index: CatalogIndex, tracks: Tracks, obs: Reading, last_ask: str | N
     return _updated(tracks, disclosed, exact[inverse], penalty, entry)
 
 
-def _updated(tracks: Tracks, disclosed: np.ndarray, exact: np.ndarray, penalty: np.ndarray,
-             entry: np.ndarray) -> Tracks:
+def _updated(tracks: TrackTable, disclosed: np.ndarray, exact: np.ndarray, penalty: np.ndarray,
+             entry: np.ndarray) -> TrackTable:
     """The tracks after one message: disclosed values, exactness, the mismatch penalty, the trace entry."""
     return tracks.with_columns(disclosed=disclosed, exact=tracks.exact & exact, loglik=tracks.loglik - penalty,
                                evidence=tracks.evidence + (entry,))
 
 
 def _reply_similarities(index: CatalogIndex, kind: str, codes: np.ndarray, said: frozenset[str],
-                        cfg: Tunables) -> np.ndarray:
+                        cfg: EvidenceSettings) -> np.ndarray:
     """How well each distinct predicted reply (pair codes of `starter.index.card_arrays`) matches the reply that came
     (before any-value credit)."""
     first, second = index.cards.split_codes(codes)
     empty = first < 0
-    if kind == "no_preference":
+    if kind == MessageKind.NO_PREFERENCE:
         return np.where(empty, 1.0, cfg.no_preference_sim)
     if not said:
         return np.ones(len(codes), dtype=np.float64)      # nothing said about the product itself (e.g. only a budget)
@@ -276,7 +276,7 @@ def _rounded(sims: np.ndarray) -> np.ndarray:
     return np.asarray([round(x, 4) for x in values.tolist()], dtype=np.float64)[at]
 
 
-def with_soft_facts(index: CatalogIndex, tracks: Tracks, obs: Reading, cfg: Tunables) -> Tracks:
+def with_soft_facts(index: CatalogIndex, tracks: TrackTable, obs: Reading, cfg: EvidenceSettings) -> TrackTable:
     """Negations and budgets from free text: a product that contradicts them loses weight."""
     if obs.template or (not obs.negated and obs.budget_max is None):
         return tracks

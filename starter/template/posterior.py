@@ -14,8 +14,9 @@ import numpy as np
 
 from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
-from starter.config import Tunables
-from starter.template.evidence import Tracks
+from starter.settings import PosteriorSettings
+from starter.template.commit import HORIZON_ITEMS
+from starter.template.tracks import TrackTable
 
 
 class Ranked(NamedTuple):
@@ -29,7 +30,7 @@ class Ranked(NamedTuple):
     loglik: float
 
 
-def posterior(index: CatalogIndex, tracks: Tracks, excluded: set[int], cfg: Tunables,
+def posterior(index: CatalogIndex, tracks: TrackTable, excluded: set[int], cfg: PosteriorSettings,
               doubtful: set[int] | frozenset[int] = frozenset()) -> "RankedList":
     """Candidates by posterior probability (tie: popularity, then parent_asin).
 
@@ -145,6 +146,12 @@ class RankedList(Sequence[Ranked]):
             yield from self._block(b)
 
 
+def horizon_probs(ranked: Sequence[Ranked]) -> list[float]:
+    """The probabilities the commit policy reads: the first `HORIZON_ITEMS` (a ranked list makes its rows
+    only when read, and a people turn ranks hundreds)."""
+    return leading_probs(ranked, HORIZON_ITEMS)
+
+
 def leading_probs(ranked: Sequence[Ranked], n: int) -> list[float]:
     """The probabilities of the first `n` candidates."""
     if isinstance(ranked, RankedList):
@@ -157,6 +164,6 @@ def count_exact(ranked: Sequence[Ranked]) -> int:
     return ranked.exact_count if isinstance(ranked, RankedList) else sum(1 for r in ranked if r.exact)
 
 
-def most_probable(index: CatalogIndex, tracks: Tracks, cfg: Tunables) -> int | None:
+def most_probable(index: CatalogIndex, tracks: TrackTable, cfg: PosteriorSettings) -> int | None:
     """The candidate the posterior ranks first, or None when there are none."""
     return posterior(index, tracks, set(), cfg)[0].idx if tracks else None

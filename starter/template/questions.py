@@ -17,16 +17,16 @@ from contest.rules import hit_reward
 from starter.index.arrays import groups_in_order
 from starter.index.card_arrays import QUESTION_COLUMNS
 from starter.index.catalog import CatalogIndex
-from starter.config import QUESTION_ATTRIBUTES, Tunables
+from starter.settings import QUESTION_ATTRIBUTES, QuestionSettings
 from starter.template.posterior import Ranked, RankedList
 from starter.template.tracks import TrackTable
-from starter.conversation.trace import QuestionRow as QuestionValue
+from starter.conversation.trace import QuestionRow
 
-__all__ = ["QuestionValue", "separable", "value_questions"]
+__all__ = ["QuestionRow", "separable", "value_questions"]
 
 
 def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: TrackTable, shown: set[int], turn: int,
-                    cfg: Tunables) -> list[QuestionValue]:
+                    cfg: QuestionSettings) -> list[QuestionRow]:
     """Every question's value, best first (ties: concentration, then attribute order).
 
     Over arrays, with the floats of the per-group Python sums it replaced: each group's sums run over
@@ -67,7 +67,7 @@ def value_questions(index: CatalogIndex, ranked: list[Ranked], tracks: TrackTabl
     ratio = np.divide(squares, sums, out=np.zeros(len(groups), dtype=np.float64), where=sums > 0)
     conc = np.bincount(question, weights=ratio[seen], minlength=n_q).tolist()
     real_groups = np.bincount(question, weights=(sums >= cfg.min_group_mass)[seen], minlength=n_q).astype(int).tolist()
-    out = [QuestionValue(attribute, round((top1[k] - base) * reward, 6), round(top1[k], 6), round(conc[k], 6),
+    out = [QuestionRow(attribute, round((top1[k] - base) * reward, 6), round(top1[k], 6), round(conc[k], 6),
                          real_groups[k]) for k, attribute in enumerate(QUESTION_ATTRIBUTES)]
     order = {a: k for k, a in enumerate(QUESTION_ATTRIBUTES)}
     out.sort(key=lambda q: (-q.value, -q.concentration, -q.groups, order[q.attribute]))
@@ -111,6 +111,6 @@ def _shown_probs(ranked: list[Ranked], shown: set[int]) -> list[float]:
     return []
 
 
-def separable(values: list[QuestionValue]) -> bool:
+def separable(values: list[QuestionRow]) -> bool:
     """Whether some question still splits the remaining candidates."""
     return any(q.groups > 1 for q in values)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
-from typing import Any
+from typing import Any, Sequence
 
 from grounding.words import tokens
 from starter.index.catalog import CatalogIndex
@@ -44,7 +44,7 @@ class Reranker:
         self.weight = weight
         self.window = window
 
-    def rerank(self, ranked: list[Ranked], needs: str, negated: set[str]) -> tuple[list[Ranked], dict]:
+    def rerank(self, ranked: Sequence[Ranked], needs: str, negated: set[str]) -> tuple[Sequence[Ranked], dict]:
         """(new ranking, record for the snapshot); the ranking is unchanged on any failure."""
         info: dict[str, Any] = {"method": self.method, "applied": False}
         if not ranked or self.method == "none" or not needs.strip():

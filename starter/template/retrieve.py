@@ -19,7 +19,7 @@ from typing import Iterable, Iterator
 from grounding.shelves import ShelfGuess, ShelfMatcher
 from grounding.words import FILLER, tokens
 from starter.index.catalog import CatalogIndex
-from starter.config import Tunables
+from starter.settings import RetrievalSettings
 from starter.reading.understand import Reading
 
 
@@ -56,7 +56,7 @@ def new_ids(present: set[int], candidates: Iterable[int]) -> list[int]:
     return out
 
 
-def guess_shelves(shelves: ShelfMatcher, obs: Reading, cfg: Tunables, allow_exact: bool = True) -> ShelfGuess:
+def guess_shelves(shelves: ShelfMatcher, obs: Reading, cfg: RetrievalSettings, allow_exact: bool = True) -> ShelfGuess:
     """The shelves the opening names: its category phrase, else its whole text."""
     phrase = obs.category if obs.category else obs.text
     return shelves.guess(phrase, obs.category is not None, cfg.fuzzy_shelves, cfg.fuzzy_shelf_min_score, allow_exact)
@@ -67,7 +67,7 @@ def opening_words(obs: Reading) -> list[str]:
     return [t for t in tokens(obs.value_text or obs.text) if t not in FILLER]
 
 
-def build_pool(index: CatalogIndex, shelves: ShelfMatcher, obs: Reading, cfg: Tunables,
+def build_pool(index: CatalogIndex, shelves: ShelfMatcher, obs: Reading, cfg: RetrievalSettings,
                catalog_hits: list[tuple[int, float]] | None = None) -> Pool:
     """The opening's candidate pool (`catalog_hits`: its BM25 query's answer, when already asked)."""
     guess = guess_shelves(shelves, obs, cfg)
@@ -100,7 +100,7 @@ def build_pool(index: CatalogIndex, shelves: ShelfMatcher, obs: Reading, cfg: Tu
     return Pool(ids=ids, stages=stages, shelf=guess)
 
 
-def widen_shelf(index: CatalogIndex, shelves: ShelfMatcher, pool: Pool, opening: Reading, cfg: Tunables) -> Growth:
+def widen_shelf(index: CatalogIndex, shelves: ShelfMatcher, pool: Pool, opening: Reading, cfg: RetrievalSettings) -> Growth:
     """The named shelf explains nothing: its name may itself be a damaged one.
 
     Re-reads the phrase as a fuzzy guess (the named shelf keeps score 1) and
@@ -155,7 +155,7 @@ def _holding_every_part(index: CatalogIndex, value_text: str) -> Iterator[int]:
     return (i for i in index.clues[parts[rarest]] if all(v in products[i].constraints for v in others))
 
 
-def expand_pool(index: CatalogIndex, pool: Pool, obs: Reading, cfg: Tunables) -> Growth:
+def expand_pool(index: CatalogIndex, pool: Pool, obs: Reading, cfg: RetrievalSettings) -> Growth:
     """Clue and BM25 matches of a later message (when the shelf was only guessed)."""
     candidates: list[int] = []
     if obs.value_text:
@@ -166,7 +166,7 @@ def expand_pool(index: CatalogIndex, pool: Pool, obs: Reading, cfg: Tunables) ->
     return Growth(tuple(new_ids(pool.present, candidates)), stage)
 
 
-def clue_growth(index: CatalogIndex, pool: Pool, clue_matches: list[tuple[str, float]], cfg: Tunables,
+def clue_growth(index: CatalogIndex, pool: Pool, clue_matches: list[tuple[str, float]], cfg: RetrievalSettings,
                 turn: int) -> Growth:
     """Products of the clues a free-text message fuzzily names, not yet in the pool."""
     named = [index.clues.get(clue, []) for clue, score in clue_matches if score >= cfg.clue_match_min]

@@ -16,11 +16,11 @@ from grounding.words import FILLER, tokens
 from starter.index.arrays import distinct, member
 from starter.index.card_arrays import ValueWords
 from starter.index.catalog import CatalogIndex
-from starter.config import TUNABLES
+from starter.settings import SETTINGS
 from starter.index.memo import RecentMemo
 
-_TOKSET_CACHE: RecentMemo[str, tuple[str, ...]] = RecentMemo(TUNABLES.token_set_cache_entries)
-SUBSTRING_SCAN_MAX_WORDS = TUNABLES.substring_scan_max_words
+_TOKSET_CACHE: RecentMemo[str, tuple[str, ...]] = RecentMemo(SETTINGS.index.token_set_cache_entries)
+SUBSTRING_SCAN_MAX_WORDS = SETTINGS.index.substring_scan_max_words
 
 
 def _tok_words(text: str) -> tuple[str, ...]:

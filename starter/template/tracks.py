@@ -18,8 +18,9 @@ from typing import Iterable, NamedTuple
 import numpy as np
 
 from starter.index.arrays import member
+from starter.reading.kinds import Scenario
 
-SCENARIOS: tuple[str, ...] = ("buying", "intent_override", "browsing")
+SCENARIOS: tuple[str, ...] = (Scenario.BUYING, Scenario.INTENT_OVERRIDE, Scenario.BROWSING)
 SCENARIO_CODE: dict[str, int] = {s: k for k, s in enumerate(SCENARIOS)}
 
 

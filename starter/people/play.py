@@ -1,0 +1,63 @@
+"""A turn on the people path: whole-product evidence over the whole conversation, the facts said, and a
+question in plain words."""
+from __future__ import annotations
+
+from functools import partial
+
+from grounding.words import MORE_OPTIONS_CUE
+from starter.conversation import trace, views
+from starter.conversation.state import ResponseSent, SessionState, TurnTraced, apply
+from starter.index.catalog import CatalogIndex
+from starter.people import facts as people_facts
+from starter.people.brands import Brands
+from starter.people.ranking import rank_people
+from starter.reading.kinds import MessageKind, SessionPath
+from starter.reading.understand import Reading, Understanding
+from starter.replies import people_message
+from starter.settings import MAX_TURNS, Settings
+from starter.template import commit, posterior
+
+
+class PeoplePath:
+    """The people model, bound to one catalog and its settings."""
+
+    def __init__(self, index: CatalogIndex, settings: Settings) -> None:
+        self.index = index
+        self.settings = settings
+        self.brands = Brands(index)
+
+    def play(self, state: SessionState, reading: Reading, understanding: Understanding | None,
+             usage: dict[str, int], turn_no: int, k_limit: int) -> dict:
+        """Answer one message of a person; returns the contract's response dict."""
+        shown_before = set(state.doubtful) | set(state.excluded)
+        facts = people_facts.conversation_facts(state.readings, self.brands)
+        ranked, funnel = rank_people(self.index, state.readings, facts, shown_before, self.settings.people,
+                                     self.brands)
+        # Asked to see more, or nothing left to say: the horizon DP picks how many to show.
+        exhausted = (reading.kind == MessageKind.NO_ATTRIBUTE and state.turn > 1) \
+            or bool(MORE_OPTIONS_CUE.search(reading.text))
+        decision = commit.decide(posterior.horizon_probs(ranked), turn_no, not exhausted, False,
+                                 self.settings.commit.people_insurance_turn)
+        count = min(decision.count, k_limit)
+        ask = "other" if turn_no < MAX_TURNS else None
+        recs = views.recommendations(self.index, ranked, count)
+        response = {"message": people_message(len(recs), ask, len(state.asked)), "ask_attribute": ask,
+                    "recommendations": recs, "usage": dict(usage)}
+        apply(state, ResponseSent(tuple(r.idx for r in ranked[:count]), ask, response))
+        accepted, rejected = views.understanding_rows(understanding)
+        accepted += [trace.ConstraintRow("brand", m.store, m.source, 1.0, evidence=m.said)
+                     for m in facts.brand_mentions]
+        rejected += [trace.RejectionRow(r.said, f"{r.reason} (store {r.store!r})", "brand", "catalog")
+                     for r in facts.brand_refusals]
+        funnel["live"] = len(ranked)
+        first = list(ranked[:views.TRACE_ROWS])
+        rows = trace.CandidateRows(partial(views.candidate_rows, self.index.products, first,
+                                           [SessionPath.PEOPLE.value] * len(first)))
+        apply(state, TurnTraced(trace.TurnTrace(
+            turn=turn_no, message=reading.obs.text[:500], parsed=views.parsed(reading),
+            understanding=views.understanding_view(understanding), accepted=tuple(accepted),
+            rejected=tuple(rejected), state=views.state_view(state), funnel=funnel, top=rows,
+            commit=trace.CommitView(count, decision.reason, decision.expected_value),
+            understood=people_facts.understood(state.readings, facts),
+            ask_attribute=ask, recommendations=tuple(r["parent_asin"] for r in recs))))
+        return response

@@ -28,6 +28,12 @@ from grounding.words import LEXICON, is_content, tokens, tokens_with_spans
 
 _CLAUSE_END_RE = re.compile(r"[.;!?\n]")
 
+# Hand-set, where they are read (never swept; bench_grounding's recall was checked with them):
+RARE_WORD_MIN_LEN = 5          # a catalog word this long on <= rare_postings products may itself be a typo
+TYPO_CANDIDATES = 8            # closest vocabulary words read per unknown token
+COMMON_NEIGHBOUR_RATIO = 20    # a neighbour on this many times more products is the likely intended word
+SPAN_GAP = 3                   # matched words this far apart still quote one phrase
+
 
 class FragmentMatches(list):
     """`match_fragments` result: a list of (clue, score) best first, plus the
@@ -115,18 +121,18 @@ class ClueIndex:
         cfg = self.cfg
         out: tuple[tuple[str, float], ...]
         known = tok in self.vocab
-        if known and not (self.df(tok) <= cfg.rare_postings and len(tok) >= 5 and tok.isalpha()):
+        if known and not (self.df(tok) <= cfg.rare_postings and len(tok) >= RARE_WORD_MIN_LEN and tok.isalpha()):
             out = ((tok, 1.0),)
         elif len(tok) < cfg.fuzzy_min_len or not tok.isalpha():
             out = ((tok, 1.0),) if known else ()
         else:
             hits = process.extract(tok, self._fuzzy_vocab, scorer=fuzz.ratio, score_cutoff=cfg.token_ratio_min,
-                                   limit=8)
+                                   limit=TYPO_CANDIDATES)
             hits = [(w, s) for w, s, _ in hits if w != tok]
             hits.sort(key=lambda h: (-round(h[1], 6), -self.df(h[0]), h[0]))
             if known:
                 # A rare catalog word: keep it, and add a much more common neighbour (a likely typo of it).
-                common = [(w, s / 100.0) for w, s in hits if self.df(w) >= 20 * max(1, self.df(tok))]
+                common = [(w, s / 100.0) for w, s in hits if self.df(w) >= COMMON_NEIGHBOUR_RATIO * max(1, self.df(tok))]
                 out = ((tok, 1.0),) + tuple(common[:1])
             else:
                 out = tuple((w, s / 100.0) for w, s in hits[:1])
@@ -281,7 +287,7 @@ class ClueIndex:
 
 
 def _densest(pos: list[int], q: Query, index: ClueIndex) -> tuple[int, int] | None:
-    """The run of matched positions (gaps <= 3 tokens) with the most IDF weight."""
+    """The run of matched positions (gaps <= SPAN_GAP tokens) with the most IDF weight."""
     if not pos:
         return None
     best = None
@@ -291,7 +297,7 @@ def _densest(pos: list[int], q: Query, index: ClueIndex) -> tuple[int, int] | No
         return sum(max((index.idf(v) * s for v, s in q.forms[i]), default=0.0) for i in r)
 
     for p in pos[1:]:
-        if p - run[-1] <= 3:
+        if p - run[-1] <= SPAN_GAP:
             run.append(p)
         else:
             w = weight(run)

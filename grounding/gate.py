@@ -43,6 +43,12 @@ from grounding.words import LEADING_NEGATION_RE, content_tokens, is_number, toke
 
 SOURCES: tuple[str, ...] = ("template", "regex", "llm", "fuzzy")
 
+# Hand-set, where they are read (never swept):
+CLUE_CANDIDATES = 8            # clues ranked against a proposed value
+CLUE_MATCHES_KEPT = 5          # of them, kept as the value's catalog matches
+PARAPHRASE_MIN_WORDS = 3       # content words besides an instruction word for a value to be a paraphrase
+PARAPHRASE_CLUE_COVERAGE = 0.8  # share of the value's weight one instruction-bearing clue must hold
+
 
 @dataclass
 class Proposal:
@@ -182,15 +188,26 @@ class Gate:
         evidence = value if verbatim else msg.quote(span)
         canonical = _canonical(value[cue.end():] if cue else value, forms)
         # (3) the value maps to catalog vocabulary
+        matched = self._catalog_matches(attr, value, exact_clue)
+        if matched is None:
+            return reject("no catalog vocabulary matches")
+        clue_matches, shelf_matches, cat_score = matched
+        confidence = round(min(1.0, cov) * min(1.0, cat_score) * self.trust[source], 4)
+        return Grounded(attr, value, negated, source, confidence, evidence, clue_matches, canonical,
+                        shelf_matches, None)
+
+    def _catalog_matches(self, attr: str, value: str, exact_clue: bool
+                         ) -> tuple[list[str], list[str], float] | None:
+        """The clues and shelves a value names, and how well (None: no catalog vocabulary matches)."""
         clue_matches: list[str] = []
         shelf_matches: list[str] = []
         cat_score = 0.0
         if exact_clue:
             clue_matches, cat_score = [value], 1.0
         vq = self.clues.prepare(value)
-        ranked = self.clues.rank_clues(vq, 8, min_query_cov=self.cfg.value_in_clue_min)
+        ranked = self.clues.rank_clues(vq, CLUE_CANDIDATES, min_query_cov=self.cfg.value_in_clue_min)
         for clue, _score, _rec, prec, _span in ranked:
-            if clue not in clue_matches and len(clue_matches) < 5:
+            if clue not in clue_matches and len(clue_matches) < CLUE_MATCHES_KEPT:
                 clue_matches.append(clue)
                 cat_score = max(cat_score, prec)
         if attr == "category" or not clue_matches:
@@ -205,10 +222,8 @@ class Gate:
             elif shelf_share >= self.cfg.value_in_clue_min:
                 cat_score = max(cat_score, shelf_share)
             else:
-                return reject("no catalog vocabulary matches")
-        confidence = round(min(1.0, cov) * min(1.0, cat_score) * self.trust[source], 4)
-        return Grounded(attr, value, negated, source, confidence, evidence, clue_matches, canonical,
-                        shelf_matches, None)
+                return None
+        return clue_matches, shelf_matches, cat_score
 
     def _ground_budget(self, p, attr, value, negated, source, msg, reject):
         b = parse_budget(value)
@@ -233,12 +248,13 @@ class Gate:
 
     def _paraphrases_catalog_text(self, value: str) -> bool:
         """True when a value with an instruction word ("we recommend ordering a size up") is a
-        paraphrase of a card value that says it too: >= 3 other content words, and one clue that
-        contains the instruction word holds >= 80 % of the value's weight."""
+        paraphrase of a card value that says it too: >= PARAPHRASE_MIN_WORDS other content words, and one
+        clue that contains the instruction word holds >= PARAPHRASE_CLUE_COVERAGE of the value's weight."""
         rest = content_tokens(SOFT_INSTRUCTION_RE.sub(" ", value))
-        if len(rest) < 3:
+        if len(rest) < PARAPHRASE_MIN_WORDS:
             return False
-        for clue, *_ in self.clues.rank_clues(self.clues.prepare(value), 8, min_query_cov=0.8):
+        for clue, *_ in self.clues.rank_clues(self.clues.prepare(value), CLUE_CANDIDATES,
+                                              min_query_cov=PARAPHRASE_CLUE_COVERAGE):
             if soft_injection(clue):
                 return True
         return False

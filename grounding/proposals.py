@@ -117,84 +117,91 @@ def proposals_from_llm(data: Any) -> tuple[list[Proposal], dict]:
     """Proposals from a schema-valid extraction, plus meta:
     {"intent": str | None, "no_preference_attribute": str | None, "ignored": [(field, value, reason)]}."""
     meta: dict[str, Any] = {"intent": None, "no_preference_attribute": None, "ignored": []}
-    ignored: list[tuple[str, Any, str]] = meta["ignored"]
-    proposals: list[Proposal] = []
+    found = _Collected(meta["ignored"])
     if not isinstance(data, dict):
-        ignored.append(("data", repr(data)[:80], "not an object"))
-        return proposals, meta
-
+        found.ignored.append(("data", repr(data)[:80], "not an object"))
+        return found.proposals, meta
     intent = data.get("intent")
     if isinstance(intent, str) and intent in INTENTS:
         meta["intent"] = intent
     elif intent is not None:
-        ignored.append(("intent", intent, "not an allowed intent"))
-
+        found.ignored.append(("intent", intent, "not an allowed intent"))
     npa = data.get("no_preference_attribute")
     if npa is not None:
         attr, why = normalize_attribute(npa)
         if attr is None:
-            ignored.append(("no_preference_attribute", npa, why))
+            found.ignored.append(("no_preference_attribute", npa, why))
         else:
             meta["no_preference_attribute"] = attr
-
-    seen: set[tuple[str, str]] = set()
-
-    def add(attribute: str, value: str, negated: bool, fld: str) -> None:
-        key = (attribute, " ".join(value.lower().split()))
-        if key in seen:
-            ignored.append((fld, value, "duplicate"))
-            return
-        seen.add(key)
-        proposals.append(Proposal(attribute, value, negated, "llm"))
-
-    constraints = data.get("constraints")
-    if constraints is not None and not isinstance(constraints, list):
-        ignored.append(("constraints", repr(constraints)[:80], "not a list"))
-        constraints = []
-    values_said: set[str] = set()
-    for n, c in enumerate(constraints or []):
-        if n >= MAX_CONSTRAINTS:
-            ignored.append(("constraints", c, "too many constraints"))
-            continue
-        if not isinstance(c, dict):
-            ignored.append(("constraints", c, "not an object"))
-            continue
-        attribute, value, negated = c.get("attribute"), c.get("value"), c.get("negated", False)
-        if not isinstance(value, str) or not value.strip():
-            ignored.append(("constraints", c, "value missing or not a string"))
-            continue
-        if len(value) > MAX_TEXT:
-            ignored.append(("constraints", value[:80], "value too long"))
-            continue
-        if not isinstance(negated, bool):
-            ignored.append(("constraints", c, "negated is not a boolean; taken as false"))
-            negated = False
-        # A disallowed attribute is kept: the gate rejects it with its reason, on the record.
-        add(attribute if isinstance(attribute, str) else "", value, negated, "constraints")
-        values_said.add(" ".join(value.lower().split()))
-
+    _read_constraints(data.get("constraints"), found)
     cat = data.get("category_phrase")
     if cat is not None:
         if isinstance(cat, str) and cat.strip() and len(cat) <= MAX_TEXT:
-            if ("category", " ".join(cat.lower().split())) not in seen:
-                add("category", cat, False, "category_phrase")
+            if ("category", " ".join(cat.lower().split())) not in found.seen:
+                found.add("category", cat, False, "category_phrase")
         else:
-            ignored.append(("category_phrase", cat, "not a usable string"))
+            found.ignored.append(("category_phrase", cat, "not a usable string"))
+    _read_phrases(data.get("search_phrases"), " ".join(str(cat or "").lower().split()), found)
+    return found.proposals, meta
 
-    phrases = data.get("search_phrases")
+
+class _Collected:
+    """The proposals read from one extraction, without duplicates, and what was ignored and why."""
+
+    def __init__(self, ignored: list[tuple[str, Any, str]]) -> None:
+        self.ignored = ignored
+        self.proposals: list[Proposal] = []
+        self.seen: set[tuple[str, str]] = set()
+        self.values_said: set[str] = set()
+
+    def add(self, attribute: str, value: str, negated: bool, fld: str) -> None:
+        key = (attribute, " ".join(value.lower().split()))
+        if key in self.seen:
+            self.ignored.append((fld, value, "duplicate"))
+            return
+        self.seen.add(key)
+        self.proposals.append(Proposal(attribute, value, negated, "llm"))
+
+
+def _read_constraints(constraints: Any, found: _Collected) -> None:
+    if constraints is not None and not isinstance(constraints, list):
+        found.ignored.append(("constraints", repr(constraints)[:80], "not a list"))
+        constraints = []
+    for n, c in enumerate(constraints or []):
+        if n >= MAX_CONSTRAINTS:
+            found.ignored.append(("constraints", c, "too many constraints"))
+            continue
+        if not isinstance(c, dict):
+            found.ignored.append(("constraints", c, "not an object"))
+            continue
+        attribute, value, negated = c.get("attribute"), c.get("value"), c.get("negated", False)
+        if not isinstance(value, str) or not value.strip():
+            found.ignored.append(("constraints", c, "value missing or not a string"))
+            continue
+        if len(value) > MAX_TEXT:
+            found.ignored.append(("constraints", value[:80], "value too long"))
+            continue
+        if not isinstance(negated, bool):
+            found.ignored.append(("constraints", c, "negated is not a boolean; taken as false"))
+            negated = False
+        # A disallowed attribute is kept: the gate rejects it with its reason, on the record.
+        found.add(attribute if isinstance(attribute, str) else "", value, negated, "constraints")
+        found.values_said.add(" ".join(value.lower().split()))
+
+
+def _read_phrases(phrases: Any, category: str, found: _Collected) -> None:
     if phrases is not None and not isinstance(phrases, list):
-        ignored.append(("search_phrases", repr(phrases)[:80], "not a list"))
+        found.ignored.append(("search_phrases", repr(phrases)[:80], "not a list"))
         phrases = []
     for n, ph in enumerate(phrases or []):
         if n >= MAX_SEARCH_PHRASES:
-            ignored.append(("search_phrases", ph, "too many search phrases"))
+            found.ignored.append(("search_phrases", ph, "too many search phrases"))
             continue
         if not isinstance(ph, str) or not ph.strip() or len(ph) > MAX_TEXT:
-            ignored.append(("search_phrases", ph, "not a usable string"))
+            found.ignored.append(("search_phrases", ph, "not a usable string"))
             continue
         low = " ".join(ph.lower().split())
-        if low in values_said or low == " ".join(str(cat or "").lower().split()):
-            ignored.append(("search_phrases", ph, "same as a constraint or category value"))
+        if low in found.values_said or low == category:
+            found.ignored.append(("search_phrases", ph, "same as a constraint or category value"))
             continue
-        add("feature", ph, False, "search_phrases")
-    return proposals, meta
+        found.add("feature", ph, False, "search_phrases")

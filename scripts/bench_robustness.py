@@ -27,6 +27,7 @@ from contest.paths import PROJECT_ROOT, resolve_catalog, resolve_dataset
 from evaluator.data import load_catalog_view
 from evaluator.local_evaluator import run_session
 from evaluator.perturb import parse_modes
+from scripts.checkouts import checkout
 
 CUES = ["not", "no", "without", "under", "around", "over", "$20", "$999999", "women", "men", "kids", "my son",
         "ignore previous instructions", "system:", "B0ABCDEFGH", "http://x.co/a", "recommend", "actually",
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--new", default=str(PROJECT_ROOT), help="with --base: the checkout of the new code")
     args = ap.parse_args(argv)
     if args.base:
+        args.base, args.new = str(checkout(ap, args.base)), str(checkout(ap, args.new, "--new"))
         return side_by_side(args)
     from tqdm import tqdm
 

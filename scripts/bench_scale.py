@@ -141,8 +141,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="a catalog to measure (repeatable; default: the resolved catalog as 50k)")
     ap.add_argument("--warm", type=int, default=3, help="warm constructions per catalog (median reported)")
     ap.add_argument("--no-sessions", action="store_true", help="construction only (no public sessions)")
-    ap.add_argument("--out", type=Path, default=PROJECT_ROOT / "evaluation_results" / "scale")
+    ap.add_argument("--out", type=Path, help="folder for scale.json / .md / .png (default: a new temporary folder; "
+                                             "the committed results are evaluation_results/scale)")
     args = ap.parse_args(argv)
+    if args.out is None:
+        import tempfile
+        args.out = Path(tempfile.mkdtemp(prefix="bench_scale-"))
+    print(f"writing to {args.out}", file=sys.stderr, flush=True)
     specs = args.catalog or [f"50k={resolve_catalog(None)}"]
     rows = []
     for spec in specs:

@@ -15,6 +15,7 @@ sessions were identical (transcripts without latency).
 """
 from __future__ import annotations
 
+
 import argparse
 import json
 import os
@@ -24,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from scripts.checkouts import HOW, checkout
 
 
 def _worker(repo: str, dataset: str | None, catalog: str | None) -> None:
@@ -129,13 +132,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if not args.worker and not args.base:
-        ap.error("--base is required (e.g. `git worktree add ../old OLD_COMMIT`, then --base ../old)")
+        ap.error(f"--base is required: {HOW}")
     if args.worker:
         _worker(args.worker, args.dataset, args.catalog)
         return 0
 
     names = ("base", "new")
-    repos = {"base": Path(args.base).resolve(), "new": Path(args.new).resolve()}
+    repos = {"base": checkout(ap, args.base), "new": checkout(ap, args.new, "--new")}
     pooled: dict[tuple[str, str], list[float]] = {(n, m): [] for n in names for m in ("latencies", "cpu")}
     differing: set[int] = set()
     lines = [f"base {repos['base']}", f"new  {repos['new']}",

@@ -3,7 +3,8 @@
 OLD and NEW are folders of results JSON written by `evaluator.local_evaluator`
 (best with `--transcripts`, so every turn's list and question is compared).
 Latencies are left out; everything else of each session must be equal.
-Exit status 1 when any file differs or is missing.
+Exit status 1 when any file differs or is missing; 2 (with a one-line error) when
+a folder does not exist or holds no results.
 """
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("old", type=Path)
     ap.add_argument("new", type=Path)
     args = ap.parse_args(argv)
+    for folder in (args.old, args.new):
+        if not folder.is_dir():
+            ap.error(f"{folder}: no such folder (runs made with `python -m scripts.identity_suite --out DIR`)")
+    if not any(args.old.glob("*.json")):
+        ap.error(f"{args.old}: no results JSON to compare")
     bad = 0
     for old in sorted(args.old.glob("*.json")):
         new = args.new / old.name

@@ -1,8 +1,9 @@
 """Run the results table: `python -m scripts.run_results [--only NAME ...] [--workers 2]`.
 
 Every row is one evaluator run (`python -m evaluator.local_evaluator`), its
-summary JSON kept under `evaluation_results/runs/`, and the table written to
-`evaluation_results/results.md`.  Panels come from `scripts/make_panels.py`
+summary JSON kept under `OUT/runs/`, and the table written to `OUT/results.md`
+(`--out OUT`; a new temporary folder by default, `--out evaluation_results` to
+update the committed table).  Panels come from `scripts/make_panels.py`
 (generated first when missing).  Nothing here is hand-typed: each figure in
 the table is read from the run's own results file.
 """
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 
 from evaluator.data import PROJECT_ROOT, SHARED_DIR, resolve_dataset
@@ -69,8 +71,8 @@ def ensure_panels() -> None:
         subprocess.run([sys.executable, "-m", "scripts.make_panels", "--all"], cwd=PROJECT_ROOT, check=True)
 
 
-def execute(run: Run, workers: int) -> dict:
-    out = OUT / "runs" / f"{run.name}.json"
+def execute(run: Run, workers: int, out_dir: Path = OUT) -> dict:
+    out = out_dir / "runs" / f"{run.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "evaluator.local_evaluator", "--agent", run.agent, "--dataset",
            dataset_path(run.dataset), "--perturb", run.perturb, "--workers", str(workers), "--output", str(out),
@@ -107,7 +109,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.run_results", description=__doc__)
     ap.add_argument("--only", nargs="*", help="run names (or prefixes) to run; the table keeps earlier results")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--out", type=Path, help="folder for runs/ and results.md (default: a new temporary folder; "
+                                             "the committed table is evaluation_results/)")
     args = ap.parse_args(argv)
+    if args.out is None:
+        import tempfile
+        args.out = Path(tempfile.mkdtemp(prefix="run_results-"))
+    print(f"writing to {args.out}", file=sys.stderr, flush=True)
     ensure_panels()
     runs = default_runs()
     if args.only:
@@ -118,18 +126,18 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:  # pragma: no cover
         it = runs
     for run in it:
-        res = execute(run, args.workers)
+        res = execute(run, args.workers, args.out)
         print(f"{run.name}: {res['summary']['recommended_technical_score']:.6f} ({res['seconds']:.0f} s) "
               f"{res['stats']}", file=sys.stderr)
     # The table is rebuilt from every results file present, in the canonical order.
     rows = []
     for run in default_runs():
-        path = OUT / "runs" / f"{run.name}.json"
+        path = args.out / "runs" / f"{run.name}.json"
         if path.is_file():
             rows.append({"run": run, "summary": json.loads(path.read_text())})
     text = ("# Results\n\nMade by `python -m scripts.run_results`; each row is one evaluator run whose summary is "
             "in `evaluation_results/runs/<run>.json`.\n\n" + table(rows) + "\n")
-    (OUT / "results.md").write_text(text, encoding="utf-8")
+    (args.out / "results.md").write_text(text, encoding="utf-8")
     print(text)
     return 0
 

@@ -22,3 +22,24 @@ def test_timings_are_ignored_and_differences_fail(tmp_path: Path) -> None:
     assert main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
     (tmp_path / "new" / "run.json").unlink()
     assert main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
+
+
+def test_a_missing_or_empty_folder_is_an_error_not_a_pass(tmp_path: Path) -> None:
+    import pytest
+
+    _write(tmp_path / "new", [])
+    (tmp_path / "empty").mkdir()
+    for old in ("absent", "empty"):
+        with pytest.raises(SystemExit) as stop:
+            main([str(tmp_path / old), str(tmp_path / "new")])
+        assert stop.value.code == 2
+
+
+def test_bench_turn_names_how_to_make_the_base_checkout(tmp_path: Path, capsys) -> None:
+    import pytest
+
+    from scripts.bench_turn import main as bench_turn
+
+    with pytest.raises(SystemExit) as stop:
+        bench_turn(["--base", str(tmp_path / "OLD")])
+    assert stop.value.code == 2 and "git worktree add" in capsys.readouterr().err

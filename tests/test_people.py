@@ -77,8 +77,9 @@ def test_the_query_is_cumulative_without_filler_audience_negations_or_budget_num
 def test_budget_is_a_soft_penalty_not_a_cliff(price, budget, penalised) -> None:
     assert (budget_penalty(price, budget, SETTINGS.people) > 0) == penalised
     if penalised and price:
-        assert budget_penalty(price * 1.5, budget, SETTINGS.people) > budget_penalty(price, budget, SETTINGS.people) or \
-            budget.min_price is not None
+        # further off the budget costs more: dearer past a cap or around a price, cheaper under a floor
+        further = price / 1.5 if budget.min_price is not None else price * 1.5
+        assert budget_penalty(further, budget, SETTINGS.people) > budget_penalty(price, budget, SETTINGS.people)
 
 
 def test_facts_reorder_the_candidates(people_catalog: Path) -> None:

@@ -1,4 +1,5 @@
-"""The posterior over arrays is the per-candidate computation, float for float, read lazily."""
+"""The posterior: a softmax of prior and evidence with the settings' penalties, best first in a total order,
+read lazily as a list."""
 from __future__ import annotations
 
 import math
@@ -9,38 +10,13 @@ import pytest
 
 from starter.index.catalog import CatalogIndex
 from starter.settings import SETTINGS
-from starter.template.posterior import Ranked, RankedList, count_exact, most_probable, posterior, ranked_by_weight
+from starter.template.posterior import RankedList, count_exact, most_probable, posterior, ranked_by_weight
 from starter.template.tracks import Track, TrackTable
 
 
 @pytest.fixture()
 def index(small_catalog: Path) -> CatalogIndex:
     return CatalogIndex(small_catalog, SETTINGS.index)
-
-
-def _reference_rows(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> list[Ranked]:
-    """The per-candidate softmax the arrays replaced, as it was: `math.exp` each, `sum` in row order, a
-    sort by (-log weight, popularity place)."""
-    top = max(r[1] for r in rows)
-    exps = [math.exp(r[1] - top) for r in rows]
-    total = sum(exps)
-    order = sorted(range(len(rows)), key=lambda k: (-rows[k][1], index.popular_place[rows[k][0]]))
-    return [Ranked(rows[k][0], exps[k] / total, rows[k][1], rows[k][2], rows[k][3], rows[k][4]) for k in order]
-
-
-def _reference(index: CatalogIndex, tracks: dict[int, Track], excluded: set[int], doubtful: set[int]) -> list[Ranked]:
-    """The per-candidate posterior the arrays replaced: log weights one by one, then the softmax."""
-    live = [(i, t) for i, t in tracks.items() if i not in excluded]
-    any_exact = any(t.exact for _, t in live)
-    rows = []
-    for i, t in live:
-        lw = index.log_prior[i] + t.category_ll + t.loglik + t.text_ll
-        if any_exact and not t.exact:
-            lw -= SETTINGS.posterior.inexact_penalty
-        if i in doubtful:
-            lw -= SETTINGS.posterior.doubtful_penalty
-        rows.append((i, lw, t.exact, index.log_prior[i], t.loglik + t.category_ll + t.text_ll))
-    return _reference_rows(index, rows)
 
 
 def _random_tracks(index: CatalogIndex, seed: int, exact_share: float) -> dict[int, Track]:
@@ -56,22 +32,58 @@ def _table(tracks: dict[int, Track]) -> TrackTable:
     return TrackTable.of_rows(tracks.keys(), tracks.values())
 
 
+def _weights(ranked) -> dict[int, float]:
+    return {r.idx: r.log_weight for r in ranked}
+
+
 @pytest.mark.parametrize("seed,exact_share", [(1, 0.0), (2, 0.3), (3, 1.0)])
-def test_posterior_is_the_per_candidate_computation_float_for_float(index: CatalogIndex, seed: int,
-                                                                    exact_share: float) -> None:
+def test_the_posterior_is_a_softmax_of_prior_and_evidence_in_a_total_order(index: CatalogIndex, seed: int,
+                                                                           exact_share: float) -> None:
     rows = _random_tracks(index, seed, exact_share)
     tracks = _table(rows)
+    ranked = list(posterior(index, tracks, set(), SETTINGS.posterior))
+    assert sorted(r.idx for r in ranked) == sorted(rows)
+    assert sum(r.prob for r in ranked) == pytest.approx(1.0, abs=1e-12)
+    best = ranked[0]
+    for r in ranked:
+        assert r.prob == pytest.approx(math.exp(r.log_weight - best.log_weight) * best.prob, rel=1e-9)
+        t = rows[r.idx]
+        assert r.log_prior == index.log_prior[r.idx]
+        assert r.loglik == pytest.approx(t.loglik + t.category_ll + t.text_ll, abs=1e-12)
+    # best first; equal weights by popularity place
+    keys = [(-r.log_weight, index.popular_place[r.idx]) for r in ranked]
+    assert keys == sorted(keys)
+    assert all(type(r.idx) is int and type(r.prob) is float and type(r.exact) is bool for r in ranked)
+    assert count_exact(ranked) == sum(t.exact for t in rows.values())
+    assert most_probable(index, tracks, SETTINGS.posterior) == best.idx
+
+
+def test_exclusions_doubts_and_inexact_candidates_cost_what_the_settings_say(index: CatalogIndex) -> None:
+    rows = _random_tracks(index, 2, 0.3)
+    tracks = _table(rows)
     ids = list(rows)
-    for excluded, doubtful in [(set(), set()), ({ids[0], ids[3]}, set()), (set(), {ids[1], ids[2]}),
-                               ({ids[4]}, {ids[4], ids[5]})]:
-        got = posterior(index, tracks, excluded, SETTINGS.posterior, doubtful)
-        want = _reference(index, rows, excluded, doubtful)
-        assert list(got) == want
-        assert all(type(r.idx) is int and type(r.prob) is float and type(r.exact) is bool for r in got)
-        assert count_exact(got) == count_exact(want) == sum(r.exact for r in want)
-        assert most_probable(index, tracks, SETTINGS.posterior) == _reference(index, rows, set(), set())[0].idx
-        weights = [(r.idx, r.log_weight, r.exact, r.log_prior, r.loglik) for r in reversed(want)]
-        assert list(ranked_by_weight(index, weights)) == _reference_rows(index, weights)
+    plain = _weights(posterior(index, tracks, set(), SETTINGS.posterior))
+    excluded = posterior(index, tracks, {ids[0], ids[3]}, SETTINGS.posterior)
+    assert {ids[0], ids[3]}.isdisjoint(_weights(excluded)) and len(excluded) == len(ids) - 2
+    doubted = _weights(posterior(index, tracks, set(), SETTINGS.posterior, {ids[1]}))
+    assert doubted[ids[1]] == pytest.approx(plain[ids[1]] - SETTINGS.posterior.doubtful_penalty, abs=1e-12)
+    assert doubted[ids[2]] == plain[ids[2]]
+    # The inexact penalty is paid only while some candidate explains everything exactly.
+    none_exact = {i: t._replace(exact=False) for i, t in rows.items()}
+    flat = _weights(posterior(index, _table(none_exact), set(), SETTINGS.posterior))
+    for i, t in rows.items():
+        want = flat[i] - (0.0 if t.exact else SETTINGS.posterior.inexact_penalty)
+        assert plain[i] == pytest.approx(want, abs=1e-12)
+
+
+def test_ranked_by_weight_orders_and_normalises_any_rows(index: CatalogIndex) -> None:
+    rng = random.Random(5)
+    rows = [(i, rng.choice([-1.0, -2.0, -2.0, -7.5]), rng.random() < 0.5, 0.0, 0.0) for i in range(len(index.products))]
+    ranked = list(ranked_by_weight(index, rows))
+    assert sorted(r.idx for r in ranked) == sorted(i for i, *_ in rows)
+    assert [(-r.log_weight, index.popular_place[r.idx]) for r in ranked] == \
+        sorted((-r.log_weight, index.popular_place[r.idx]) for r in ranked)
+    assert sum(r.prob for r in ranked) == pytest.approx(1.0, abs=1e-12)
 
 
 def test_the_ranked_list_reads_like_a_list_across_blocks(index: CatalogIndex,
@@ -79,7 +91,7 @@ def test_the_ranked_list_reads_like_a_list_across_blocks(index: CatalogIndex,
     monkeypatch.setattr(RankedList, "BLOCK", 2)
     rows = _random_tracks(index, 4, 0.5)
     got = posterior(index, _table(rows), set(), SETTINGS.posterior)
-    want = _reference(index, rows, set(), set())
+    want = list(got)
     assert len(got) == len(want) and got[0] == want[0] and got[-1] == want[-1] and got[3] == want[3]
     assert got[1:4] == want[1:4] and got[:100] == want and got[::-2] == want[::-2]
     with pytest.raises(IndexError):

@@ -20,7 +20,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from contest import messages as M
+from contest import messages
 from contest.card import CARD_SIZE
 from contest.rules import ALLOWED_ATTRIBUTES
 from grounding.words import FILLER
@@ -30,10 +30,10 @@ from starter.index.product_table import ProductColumns
 # Reply attributes (`messages.reply_attribute` maps every asked attribute onto one of these): the
 # question attributes first, so a turn's question columns are one slice of the plan.
 REPLY_ATTRIBUTES: tuple[str, ...] = tuple(dict.fromkeys(
-    [M.reply_attribute(a) for a in QUESTION_ATTRIBUTES] + list(ALLOWED_ATTRIBUTES)))
+    [messages.reply_attribute(a) for a in QUESTION_ATTRIBUTES] + list(ALLOWED_ATTRIBUTES)))
 REPLY_COLUMN: dict[str, int] = {a: k for k, a in enumerate(REPLY_ATTRIBUTES)}
 QUESTION_COLUMNS = slice(0, len(QUESTION_ATTRIBUTES))
-assert REPLY_ATTRIBUTES[QUESTION_COLUMNS] == tuple(M.reply_attribute(a) for a in QUESTION_ATTRIBUTES)
+assert REPLY_ATTRIBUTES[QUESTION_COLUMNS] == tuple(messages.reply_attribute(a) for a in QUESTION_ATTRIBUTES)
 NO_VALUE = -1
 
 
@@ -157,15 +157,15 @@ def _plan_table(patterns: list[tuple[str, ...]], width: int) -> np.ndarray:
     types = np.full((len(patterns), width), -1, dtype=np.int64)
     for k, p in enumerate(patterns):
         types[k, :len(p)] = [kinds[t] for t in p]
-    plan = np.full((len(patterns), 1 << width, len(REPLY_ATTRIBUTES), M.VALUES_PER_REPLY), width, dtype=np.int64)
+    plan = np.full((len(patterns), 1 << width, len(REPLY_ATTRIBUTES), messages.VALUES_PER_REPLY), width, dtype=np.int64)
     bits = np.arange(width)
     for mask in range(1 << width):
         undisclosed = (types >= 0) & ((mask >> bits) & 1 == 0)
         for col, attribute in enumerate(REPLY_ATTRIBUTES):
             eligible = undisclosed if attribute == "other" else undisclosed & (types == kinds.get(attribute, -2))
             count = np.cumsum(eligible, axis=1)
-            for s in range(M.VALUES_PER_REPLY):
+            for s in range(messages.VALUES_PER_REPLY):
                 hit = eligible & (count == s + 1)
                 has = hit.any(axis=1)
                 plan[has, mask, col, s] = hit.argmax(axis=1)[has]
-    return plan.reshape(-1, len(REPLY_ATTRIBUTES), M.VALUES_PER_REPLY)
+    return plan.reshape(-1, len(REPLY_ATTRIBUTES), messages.VALUES_PER_REPLY)

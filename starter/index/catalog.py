@@ -163,6 +163,34 @@ class CatalogIndex:
             _fast_writes(db)
             create_tables(db, cfg.fts_hash_bytes)
             filler = FtsFiller(db)                     # a second thread
+        products, counts, clue_words, df, cols = self._read_products(path, filler)
+        if by_process:
+            _fast_writes(db)          # (the file was the filling process's until now)
+        try:
+            store_products(db, products, cols)
+        except UnicodeEncodeError:
+            raise CatalogError(unstorable(path)) from None
+        except ValueError as exc:
+            raise CatalogError(str(exc)) from None
+        db.execute("CREATE TABLE word_df (word TEXT PRIMARY KEY, df INTEGER)")
+        db.executemany("INSERT INTO word_df VALUES (?, ?)", df.items())
+        words = value_words_of(cols.values, clue_words, df)
+        store_value_words(db, words)
+        # After the products are stored, so the stored columns' buffers are gone before the postings are made
+        # (at a million products, 3,717 -> 3,407 MB at the peak).
+        self._derive(products, cols, clue_words, df, words)
+        order = sorted(range(len(cols.values)), key=cols.values.__getitem__)
+        self._clue_list = [cols.values[k] for k in order]
+        self._clue_postings = clue_postings(self._clue_list, clue_words, self.idf_of)
+        store_clue_postings(db, *self._clue_postings, order)
+        return products, counts
+
+    def _read_products(self, path: Path, filler: Filler) -> tuple[list[Product], dict[str, int],
+                                                                 dict[str, tuple[str, ...]], dict[str, int],
+                                                                 ProductColumns]:
+        """The catalog's products (the first row of each parent_asin), the counts of odd rows, and the card
+        values' words and frequencies, while `filler` fills the FTS5 tables; any fault aborts the filler."""
+        cfg = self.cfg
         products: list[Product] = []
         counter = ClueWordCounter()
         seen: set[str] = set()
@@ -206,26 +234,7 @@ class CatalogIndex:
             raise
         finally:
             records.close()
-        if by_process:
-            _fast_writes(db)          # (the file was the filling process's until now)
-        try:
-            store_products(db, products, cols)
-        except UnicodeEncodeError:
-            raise CatalogError(unstorable(path)) from None
-        except ValueError as exc:
-            raise CatalogError(str(exc)) from None
-        db.execute("CREATE TABLE word_df (word TEXT PRIMARY KEY, df INTEGER)")
-        db.executemany("INSERT INTO word_df VALUES (?, ?)", df.items())
-        words = value_words_of(cols.values, clue_words, df)
-        store_value_words(db, words)
-        # After the products are stored, so the stored columns' buffers are gone before the postings are made
-        # (at a million products, 3,717 -> 3,407 MB at the peak).
-        self._derive(products, cols, clue_words, df, words)
-        order = sorted(range(len(cols.values)), key=cols.values.__getitem__)
-        self._clue_list = [cols.values[k] for k in order]
-        self._clue_postings = clue_postings(self._clue_list, clue_words, self.idf_of)
-        store_clue_postings(db, *self._clue_postings, order)
-        return products, counts
+        return products, counts, clue_words, df, cols
 
     def _derive(self, products: list[Product], cols: ProductColumns, clue_words: dict[str, tuple[str, ...]],
                 df: dict[str, int], words: ValueWords) -> None:

@@ -61,88 +61,21 @@ class LLMConfig:
         parsed or is out of range also takes the default, with a logged
         warning -- a typo in an environment variable never crashes the agent.
         """
-        env = os.environ if env is None else env
+        r = _EnvReader(os.environ if env is None else env)
         d = {f.name: f.default for f in fields(cls)}
-
-        def raw(name: str) -> str | None:
-            value = env.get(name)
-            if value is None:
-                return None
-            value = value.strip()
-            return value or None
-
-        def warn(name: str, value: str, default: Any, why: str) -> None:
-            log.warning("%s=%r is not valid (%s); using the default %r", name, value, why, default)
-
-        def boolean(name: str, default: bool) -> bool:
-            v = raw(name)
-            if v is None:
-                return default
-            if v.lower() in _TRUE:
-                return True
-            if v.lower() in _FALSE:
-                return False
-            warn(name, v, default, "expected 1/0, true/false, yes/no or on/off")
-            return default
-
-        def choice(name: str, table: Mapping[str, str], default: str) -> str:
-            v = raw(name)
-            if v is None:
-                return default
-            got = table.get(v.lower())
-            if got is None:
-                warn(name, v, default, "expected one of " + ", ".join(sorted(set(table.values()))))
-                return default
-            return got
-
-        def number(name: str, default: float, lo: float, hi: float, integer: bool = False) -> Any:
-            v = raw(name)
-            if v is None:
-                return default
-            try:
-                x = float(v)
-            except ValueError:
-                warn(name, v, default, "not a number")
-                return default
-            if not math.isfinite(x) or not lo <= x <= hi:
-                warn(name, v, default, f"expected a number from {lo:g} to {hi:g}")
-                return default
-            if integer:
-                if x != int(x):
-                    warn(name, v, default, "expected a whole number")
-                    return default
-                return int(x)
-            return x
-
-        def url(name: str, default: str) -> str:
-            v = raw(name)
-            if v is None:
-                return default
-            if "://" not in v:
-                v = "http://" + v
-            parsed = urllib.parse.urlsplit(v)
-            if parsed.scheme not in ("http", "https") or not parsed.hostname:
-                warn(name, v, default, "expected an http(s) URL")
-                return default
-            return v.rstrip("/")
-
-        def text(name: str, default: str | None) -> str | None:
-            v = raw(name)
-            return default if v is None else v
-
         return cls(
-            enabled=boolean("LLM_ENABLED", d["enabled"]),
-            backend=choice("LLM_BACKEND", _BACKEND_ALIASES, d["backend"]),
-            model=text("LLM_MODEL", d["model"]),
-            ollama_url=url("OLLAMA_URL", d["ollama_url"]),
-            openai_base_url=url("OPENAI_BASE_URL", d["openai_base_url"]),
-            openai_api_key=text("OPENAI_API_KEY", d["openai_api_key"]),
-            timeout=number("LLM_TIMEOUT", d["timeout"], 0.05, 600.0),
-            rerank_method=choice("RERANK_METHOD", _RERANK_METHODS, d["rerank_method"]),
-            embed_model=text("EMBED_MODEL", d["embed_model"]),
-            embed_backend=choice("EMBED_BACKEND", _EMBED_BACKENDS, d["embed_backend"]),
-            rerank_top_n=number("RERANK_TOP_N", d["rerank_top_n"], 1, MAX_RERANK_CANDIDATES, integer=True),
-            rerank_weight=number("RERANK_WEIGHT", d["rerank_weight"], 0.0, 1.0),
+            enabled=r.boolean("LLM_ENABLED", d["enabled"]),
+            backend=r.choice("LLM_BACKEND", _BACKEND_ALIASES, d["backend"]),
+            model=r.text("LLM_MODEL", d["model"]),
+            ollama_url=r.url("OLLAMA_URL", d["ollama_url"]),
+            openai_base_url=r.url("OPENAI_BASE_URL", d["openai_base_url"]),
+            openai_api_key=r.text("OPENAI_API_KEY", d["openai_api_key"]),
+            timeout=r.number("LLM_TIMEOUT", d["timeout"], 0.05, 600.0),
+            rerank_method=r.choice("RERANK_METHOD", _RERANK_METHODS, d["rerank_method"]),
+            embed_model=r.text("EMBED_MODEL", d["embed_model"]),
+            embed_backend=r.choice("EMBED_BACKEND", _EMBED_BACKENDS, d["embed_backend"]),
+            rerank_top_n=r.number("RERANK_TOP_N", d["rerank_top_n"], 1, MAX_RERANK_CANDIDATES, integer=True),
+            rerank_weight=r.number("RERANK_WEIGHT", d["rerank_weight"], 0.0, 1.0),
         )
 
     def describe(self) -> str:
@@ -153,3 +86,78 @@ class LLMConfig:
             f"timeout={self.timeout:g}s rerank={self.rerank_method} top_n={self.rerank_top_n} "
             f"weight={self.rerank_weight:g} embed={self.embed_backend}:{self.embed_model}"
         )
+
+
+class _EnvReader:
+    """Typed reads of environment variables: a blank or unset one is None; a bad one warns and gives
+    the default."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+
+    def raw(self, name: str) -> str | None:
+        value = self.env.get(name)
+        if value is None:
+            return None
+        value = value.strip()
+        return value or None
+
+    @staticmethod
+    def warn(name: str, value: str, default: Any, why: str) -> None:
+        log.warning("%s=%r is not valid (%s); using the default %r", name, value, why, default)
+
+    def boolean(self, name: str, default: bool) -> bool:
+        v = self.raw(name)
+        if v is None:
+            return default
+        if v.lower() in _TRUE:
+            return True
+        if v.lower() in _FALSE:
+            return False
+        self.warn(name, v, default, "expected 1/0, true/false, yes/no or on/off")
+        return default
+
+    def choice(self, name: str, table: Mapping[str, str], default: str) -> str:
+        v = self.raw(name)
+        if v is None:
+            return default
+        got = table.get(v.lower())
+        if got is None:
+            self.warn(name, v, default, "expected one of " + ", ".join(sorted(set(table.values()))))
+            return default
+        return got
+
+    def number(self, name: str, default: float, lo: float, hi: float, integer: bool = False) -> Any:
+        v = self.raw(name)
+        if v is None:
+            return default
+        try:
+            x = float(v)
+        except ValueError:
+            self.warn(name, v, default, "not a number")
+            return default
+        if not math.isfinite(x) or not lo <= x <= hi:
+            self.warn(name, v, default, f"expected a number from {lo:g} to {hi:g}")
+            return default
+        if integer:
+            if x != int(x):
+                self.warn(name, v, default, "expected a whole number")
+                return default
+            return int(x)
+        return x
+
+    def url(self, name: str, default: str) -> str:
+        v = self.raw(name)
+        if v is None:
+            return default
+        if "://" not in v:
+            v = "http://" + v
+        parsed = urllib.parse.urlsplit(v)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            self.warn(name, v, default, "expected an http(s) URL")
+            return default
+        return v.rstrip("/")
+
+    def text(self, name: str, default: str | None) -> str | None:
+        v = self.raw(name)
+        return default if v is None else v

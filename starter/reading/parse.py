@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from contest import messages as M
+from contest import messages
 from grounding.proposals import TextFacts, read_facts
 from grounding.words import (BOUNDARY_CUE, BROWSING_CUES, NO_PREFERENCE_CUE, NOT_RIGHT_CUE, OVERRIDE_CUE)
 from starter.settings import GROUNDING
@@ -22,19 +22,19 @@ MAX_MESSAGE_CHARS = GROUNDING.max_message_chars
 
 def _slot_re(template: str, group: str, fill: dict[str, str] | None = None) -> re.Pattern:
     """An exact matcher for a one-slot template: its text around a capturing group."""
-    head, tail = M.template_parts(template.format(**fill) if fill else template)
+    head, tail = messages.template_parts(template.format(**fill) if fill else template)
     return re.compile("^" + re.escape(head) + f"(?P<{group}>.*)" + re.escape(tail) + "$", re.S)
 
 
-_LOOKING = M.template_parts(M.OPEN_BUYING)[0]                       # "I'm looking for "
+_LOOKING = messages.template_parts(messages.OPEN_BUYING)[0]                       # "I'm looking for "
 OPEN_BUYING_RE = re.compile("^" + re.escape(_LOOKING) + r"(?P<rest>.+)$", re.S)
-BUYING_MARK = M.OPEN_BUYING.split("{category}")[1].split("{value}")[0]     # ". A key requirement is: "
+BUYING_MARK = messages.OPEN_BUYING.split("{category}")[1].split("{value}")[0]     # ". A key requirement is: "
 BROWSING_RE = re.compile("^" + re.escape(_LOOKING) + r"(?P<cat>.+)"
-                         + re.escape(M.template_parts(M.OPEN_BROWSING)[1]) + "$", re.S)
-OVERRIDE_RE = _slot_re(M.OVERRIDE, "v")
-VALUES_RE = _slot_re(M.VALUES, "v")
-NO_PREF_RE = _slot_re(M.NO_PREFERENCE, "a")
-BOUNDARY_RE = _slot_re(M.BOUNDARY, "a")
+                         + re.escape(messages.template_parts(messages.OPEN_BROWSING)[1]) + "$", re.S)
+OVERRIDE_RE = _slot_re(messages.OVERRIDE, "v")
+VALUES_RE = _slot_re(messages.VALUES, "v")
+NO_PREF_RE = _slot_re(messages.NO_PREFERENCE, "a")
+BOUNDARY_RE = _slot_re(messages.BOUNDARY, "a")
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def parse_message(message: object, turn: int, shelf_keys: dict[str, str] | None 
         m = regex.match(stripped)
         if m:
             return obs(kind, True, **{slot: m.group(1)})
-    if stripped == M.NO_ATTRIBUTE_MESSAGE:
+    if stripped == messages.NO_ATTRIBUTE_MESSAGE:
         return obs(MessageKind.NO_ATTRIBUTE, True)
     return obs(_loose_kind(text, turn, facts))
 

@@ -36,8 +36,8 @@ def horizon_plan(probs: list[float], turn: int) -> tuple[int, float]:
 
     `probs` are the candidates' probabilities in the order they would be shown.  Over arrays, every
     start position of a turn at once, with the scalar programme's floats and its choice rule (the
-    first k whose value beats the best so far by more than 1e-12), k by k (tests/test_commit.py holds
-    it to the scalar loops).
+    first k whose value beats the best so far by more than 1e-12, so near-ties go to the shorter list),
+    k by k.
     """
     turns_left = MAX_TURNS - turn + 1
     n = min(len(probs), TOP_K * turns_left)

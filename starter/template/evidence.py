@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 
 from grounding.budget import BUDGET_WORDS
-from contest import messages as M
+from contest import messages
 from starter.index.catalog import CatalogIndex
 from starter.settings import EvidenceSettings
-from starter.index.card_arrays import NO_VALUE, REPLY_COLUMN
-from starter.template import similarity as SIM
+from starter.index.card_arrays import NO_VALUE, REPLY_COLUMN, CardArrays
+from starter.template import similarity
 from starter.index.arrays import groups, member
 from starter.template.similarity import _tok_set, value_similarity
 from starter.template.tracks import SCENARIO_CODE as TRACK_SCENARIOS, TrackTable
@@ -87,42 +87,60 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
     candidates, so each is worked out once per distinct value (the same arithmetic, so the
     same floats as per candidate)."""
     scenario = _opening_scenario(obs)
-    cards = index.cards
     rows = np.asarray(ids, dtype=np.int64)
-    n = len(rows)
-    shelf_beta, mismatch_beta = cfg.shelf_beta, cfg.mismatch_beta
-    # Shelf evidence: -shelf_beta x (1 - the shelf's score), 0 for a shelf not scored.
+    shelf, cat_ll = _shelf_evidence(index.cards, rows, shelf_scores, cfg.shelf_beta)
+    if scenario is not None and obs.template:
+        return _template_opening(index, rows, obs, scenario, cat_ll, cfg), scenario
+    return _free_opening(index, rows, shelf, obs, cat_ll, cfg), scenario or Scenario.UNKNOWN
+
+
+def _shelf_evidence(cards: CardArrays, rows: np.ndarray, shelf_scores: dict[str, float],
+                    shelf_beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each candidate's shelf and its shelf evidence: -shelf_beta x (1 - the shelf's score), 0 for a shelf
+    not scored."""
     by_shelf = np.full(len(cards.shelf_id), -shelf_beta * (1.0 - 0.0), dtype=np.float64)
     for shelf, score in shelf_scores.items():
         k = cards.shelf_id.get(shelf)
         if k is not None:
             by_shelf[k] = -shelf_beta * (1.0 - score)
     shelf = cards.shelf[rows]
-    cat_ll = by_shelf[shelf]
+    return shelf, by_shelf[shelf]
+
+
+def _template_opening(index: CatalogIndex, rows: np.ndarray, obs: Reading, scenario: Scenario, cat_ll: np.ndarray,
+                      cfg: EvidenceSettings) -> TrackTable:
+    """A template opening: the category is judged softly (cat_ll); exactness is about the value."""
+    cards = index.cards
+    n = len(rows)
+    template_said = _tok_set(obs.value_text or "") | obs.extra_tokens
+    if scenario == Scenario.BROWSING:
+        value_ids = np.full(n, -1, dtype=np.int64)
+    else:
+        value_ids = cards.values[rows, cards.lengths[rows] - 1 if scenario == Scenario.INTENT_OVERRIDE else 0]
+    values, inverse = groups(value_ids)
+    said_id = index.clues.id_of(obs.value_text) if obs.value_text is not None else None
+    exact = (values < 0) | (values == (said_id if said_id is not None else -2))
+    sims = np.ones(len(values), dtype=np.float64)
+    sims[~exact] = similarity.pair_similarities(index, values[~exact], np.full(int((~exact).sum()), NO_VALUE),
+                                         template_said)
+    disclosed = cards.twins[rows, 0] if scenario == Scenario.BUYING and n else np.zeros(n, dtype=np.uint8)
+    return TrackTable(rows, np.full(n, TRACK_SCENARIOS[scenario], dtype=np.int8), disclosed, exact[inverse],
+                      (-cfg.mismatch_beta * (1.0 - sims))[inverse], np.zeros(n, dtype=np.float64), cat_ll,
+                      (sims[inverse],))
+
+
+def _free_opening(index: CatalogIndex, rows: np.ndarray, shelf: np.ndarray, obs: Reading, cat_ll: np.ndarray,
+                  cfg: EvidenceSettings) -> TrackTable:
+    """A free-text opening: each candidate takes the scenario hypothesis whose opening best matches what was
+    said beyond its shelf's own words (browsing credits a fixed similarity)."""
+    cards = index.cards
+    n = len(rows)
     text = cards.value_text
-    if scenario is not None and obs.template:
-        # The category is judged softly (cat_ll); exactness is about the value.
-        template_said = _tok_set(obs.value_text or "") | obs.extra_tokens
-        if scenario == Scenario.BROWSING:
-            value_ids = np.full(n, -1, dtype=np.int64)
-        else:
-            value_ids = cards.values[rows, cards.lengths[rows] - 1 if scenario == Scenario.INTENT_OVERRIDE else 0]
-        values, inverse = groups(value_ids)
-        said_id = index.clues.id_of(obs.value_text) if obs.value_text is not None else None
-        exact = (values < 0) | (values == (said_id if said_id is not None else -2))
-        sims = np.ones(len(values), dtype=np.float64)
-        sims[~exact] = SIM.pair_similarities(index, values[~exact], np.full(int((~exact).sum()), NO_VALUE),
-                                             template_said)
-        disclosed = cards.twins[rows, 0] if scenario == Scenario.BUYING and n else np.zeros(n, dtype=np.uint8)
-        return TrackTable(rows, np.full(n, TRACK_SCENARIOS[scenario], dtype=np.int8), disclosed, exact[inverse],
-                          (-mismatch_beta * (1.0 - sims))[inverse], np.zeros(n, dtype=np.float64), cat_ll,
-                          (sims[inverse],)), scenario
     cat_toks = _tok_set(obs.category or "")
     negated = frozenset(obs.negated)
     text_said = _tok_set(obs.text) | obs.extra_tokens
     browsing_sim = cfg.browsing_sim_cued if obs.browsing_cue else cfg.browsing_sim_uncued
-    # Free text: what was said beyond the shelf's own words, per shelf; each hypothesis's similarity
-    # per (shelf, value).
+    # What was said beyond the shelf's own words, per shelf; each hypothesis's similarity per (shelf, value).
     said_of: dict[int, frozenset[str]] = {}
     browse_u: list[float] = []
     shelves, shelf_inverse = groups(shelf)
@@ -130,9 +148,9 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
         name = cards.shelves[k]
         said = said_of[k] = _without_budget((text_said - (cat_toks or _tok_set(name))) - negated, obs)
         browse_u.append(1.0 if not said else browsing_sim)
-    browse = _gathered(browse_u, shelf_inverse, np.float64)
+    best = _gathered(browse_u, shelf_inverse, np.float64)
+    hyp = np.full(n, TRACK_SCENARIOS[Scenario.BROWSING], dtype=np.int8)
     sims: dict[tuple[int, frozenset[str]], float] = {}
-    best, hyp = browse, np.full(n, TRACK_SCENARIOS[Scenario.BROWSING], dtype=np.int8)
     for name, position in ((Scenario.BUYING, 0), (Scenario.INTENT_OVERRIDE, cards.lengths[rows] - 1)):
         pairs, inverse = groups(shelf * (cards.value_count + 1) + cards.values[rows, position])
         sim_u = []
@@ -148,8 +166,8 @@ def open_tracks(index: CatalogIndex, ids: list[int], obs: Reading, shelf_scores:
         best = np.where(better, sim, best)
         hyp = np.where(better, np.int8(TRACK_SCENARIOS[name]), hyp)
     disclosed = np.where(hyp == TRACK_SCENARIOS[Scenario.BUYING], cards.twins[rows, 0] if n else 0, 0).astype(np.uint8)
-    return TrackTable(rows, hyp.astype(np.int8), disclosed, np.zeros(n, dtype=bool), -mismatch_beta * (1.0 - best),
-                      np.zeros(n, dtype=np.float64), cat_ll, (best,)), scenario or Scenario.UNKNOWN
+    return TrackTable(rows, hyp.astype(np.int8), disclosed, np.zeros(n, dtype=bool), -cfg.mismatch_beta * (1.0 - best),
+                      np.zeros(n, dtype=np.float64), cat_ll, (best,))
 
 
 def with_relevance(tracks: TrackTable, relevance: dict[int, float], cfg: EvidenceSettings) -> TrackTable:
@@ -178,8 +196,8 @@ def observe(index: CatalogIndex, tracks: TrackTable, obs: Reading, last_ask: str
     n = len(ids)
     if kind == MessageKind.OVERRIDE:
         first, inverse = groups(cards.values[ids, 0])
-        sims = SIM.pair_similarities(index, first, np.full(len(first), NO_VALUE), said)
-        exact = _quoted(index, M.OVERRIDE, text, first) if template else np.zeros(len(first), dtype=bool)
+        sims = similarity.pair_similarities(index, first, np.full(len(first), NO_VALUE), said)
+        exact = _quoted(index, messages.OVERRIDE, text, first) if template else np.zeros(len(first), dtype=bool)
         disclosed = cards.disclose(ids, tracks.disclosed, np.zeros((n, 1), dtype=np.int64))
         return _updated(tracks, disclosed, exact[inverse], (beta * (1.0 - sims))[inverse], _rounded(sims)[inverse])
     if kind in (MessageKind.BOUNDARY, MessageKind.NO_ATTRIBUTE, MessageKind.FREE):
@@ -188,9 +206,9 @@ def observe(index: CatalogIndex, tracks: TrackTable, obs: Reading, last_ask: str
                         np.full(n, beta * (1.0 - sim), dtype=np.float64), np.full(n, round(sim, 4), dtype=np.float64))
     asked = isinstance(last_ask, str) and last_ask != ""
     if asked:
-        positions, values = cards.revealed(ids, tracks.disclosed, REPLY_COLUMN[M.reply_attribute(last_ask)])
+        positions, values = cards.revealed(ids, tracks.disclosed, REPLY_COLUMN[messages.reply_attribute(last_ask)])
     else:
-        values = np.full((n, M.VALUES_PER_REPLY), NO_VALUE, dtype=np.int64)
+        values = np.full((n, messages.VALUES_PER_REPLY), NO_VALUE, dtype=np.int64)
     codes, inverse = groups(cards.pair_codes(values))
     sims = _reply_similarities(index, kind, codes, said, cfg)
     exact = _exact_replies(index, codes, text, last_ask) if template else np.zeros(len(codes), dtype=bool)
@@ -225,16 +243,16 @@ def _reply_similarities(index: CatalogIndex, kind: str, codes: np.ndarray, said:
     if not said:
         return np.ones(len(codes), dtype=np.float64)      # nothing said about the product itself (e.g. only a budget)
     sims = np.full(len(codes), cfg.no_values_sim, dtype=np.float64)
-    sims[~empty] = SIM.pair_similarities(index, first[~empty], second[~empty], said)
+    sims[~empty] = similarity.pair_similarities(index, first[~empty], second[~empty], said)
     return sims
 
 
 def _exact_replies(index: CatalogIndex, codes: np.ndarray, text: str, last_ask: str | None) -> np.ndarray:
-    """Which distinct predicted replies are word for word the reply that came (`M.reply_message`)."""
+    """Which distinct predicted replies are word for word the reply that came (`messages.reply_message`)."""
     exact = np.zeros(len(codes), dtype=bool)
-    if M.reply_message((), last_ask) == text:
+    if messages.reply_message((), last_ask) == text:
         exact |= codes == 0                     # the empty prediction (a pair of no values)
-    inner = _slot(M.VALUES, text)
+    inner = _slot(messages.VALUES, text)
     if inner is None or not isinstance(last_ask, str) or not last_ask:
         return exact
     # The values a reply quotes: the whole slot as one value, or split at a separator into two.
@@ -243,7 +261,7 @@ def _exact_replies(index: CatalogIndex, codes: np.ndarray, text: str, last_ask: 
     one = id_of(inner)
     if one is not None:
         quoted.append((one, NO_VALUE))
-    sep = M.VALUE_SEPARATOR
+    sep = messages.VALUE_SEPARATOR
     at = inner.find(sep)
     while at >= 0:
         a, b = id_of(inner[:at]), id_of(inner[at + len(sep):])
@@ -264,7 +282,7 @@ def _quoted(index: CatalogIndex, template: str, text: str, value_ids: np.ndarray
 
 def _slot(template: str, text: str) -> str | None:
     """What fills the one slot of `template` in `text` (None when `text` is not that template)."""
-    head, tail = M.template_parts(template)
+    head, tail = messages.template_parts(template)
     if len(text) < len(head) + len(tail) or not text.startswith(head) or not text.endswith(tail):
         return None
     return text[len(head):len(text) - len(tail)]

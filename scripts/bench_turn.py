@@ -26,8 +26,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scripts.checkouts import HOW, checkout
-
 
 def _worker(repo: str, dataset: str | None, catalog: str | None) -> None:
     """Serve sessions on stdin/stdout: a line with a session index in, its latencies and transcript out."""
@@ -40,7 +38,9 @@ def _worker(repo: str, dataset: str | None, catalog: str | None) -> None:
     rows = read_jsonl(resolve_dataset(dataset))
     view = load_catalog_view(catalog_path, {r["ground_truth"]["parent_asin"] for r in rows})
     agent = Agent(str(catalog_path))
-    agent.freeze_for_serving()
+    freeze = getattr(agent, "freeze_for_serving", None)     # an older checkout froze in its constructor
+    if callable(freeze):
+        freeze()
     cpu: list[float] = []
     respond = agent.respond
 
@@ -131,11 +131,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--catalog")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if not args.worker and not args.base:
-        ap.error(f"--base is required: {HOW}")
     if args.worker:
         _worker(args.worker, args.dataset, args.catalog)
         return 0
+    # Imported here: a worker runs this file with another checkout first on its path.
+    from scripts.checkouts import HOW, checkout
+
+    if not args.base:
+        ap.error(f"--base is required: {HOW}")
 
     names = ("base", "new")
     repos = {"base": checkout(ap, args.base), "new": checkout(ap, args.new, "--new")}

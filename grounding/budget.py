@@ -4,7 +4,8 @@ Two readings share the number pattern and keyword lists below:
 - `parse_budget(value)`: a value already known to be about price ("under $30",
   "around 25 dollars", "$20-$40", "not too pricey") -> a structured `Budget`;
 - `budget_ceiling(message)`: the highest price a whole message names after a
-  price keyword or a `$` (the soft price cap of free-text ranking).
+  price keyword or a `$` (the soft price cap of free-text ranking), never a
+  floor (`_MIN_RE`: "over $50" is read as a minimum by both).
 """
 from __future__ import annotations
 
@@ -117,5 +118,6 @@ def parse_budget(text: str) -> Budget | None:
 
 def budget_ceiling(message: str) -> float | None:
     """The highest price the (lower-cased) message names after a price keyword or `$`, else None."""
-    found = [float(a or b) for a, b in _MENTION_RE.findall(message) if (a or b)]
+    floors = {float(m.group(1)) for m in _MIN_RE.finditer(message)}     # "over $50" is a minimum, not a cap
+    found = [x for a, b in _MENTION_RE.findall(message) if (a or b) and (x := float(a or b)) not in floors]
     return max(found) if found else None

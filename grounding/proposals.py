@@ -32,11 +32,18 @@ class TextFacts:
     budget_max: float | None = None
 
 
+def negatable(word: str) -> bool:
+    """Whether a word after a negation cue can be a product fact: not a conversational word ("not sure")
+    nor a function word ("not for women" negates who it is for, not the word "for")."""
+    return word not in NEGATION_STOP and word not in STOP
+
+
 def read_facts(text: str) -> TextFacts:
     """Materials, colours, negations, the budget ceiling and the content words of `text`."""
     low = text.lower()
-    phrases = tuple(m.group(0) for m in NEGATION_RE.finditer(low) if m.group(1) not in NEGATION_STOP)
-    negated = tuple(sorted({m.group(1) for m in NEGATION_RE.finditer(low) if m.group(1) not in NEGATION_STOP}))
+    found = [m for m in NEGATION_RE.finditer(low) if negatable(m.group(1))]
+    phrases = tuple(m.group(0) for m in found)
+    negated = tuple(sorted({m.group(1) for m in found}))
     return TextFacts(
         keywords=tuple(t for t in tokens(low) if t not in FILLER and len(t) > 1 or t.isdigit()),
         materials=tuple(m for m in dict.fromkeys(MATERIAL_RE.findall(low)) if m not in negated),

@@ -46,6 +46,14 @@ class Router:
                                 SessionPath.PEOPLE))
         return None
 
+    def speaks_for_itself(self, state: SessionState, reading: Reading) -> bool:
+        """A session the template path took from a free-text opening (it named a shelf, or quoted a value)
+        whose latest free-text message no candidate's card values explain: a person talking, whom the
+        people model reads from here on, with everything said so far."""
+        return state.path is SessionPath.TEMPLATE and not state.scenario_certain and state.turn > 1 \
+            and not reading.template and reading.kind in (MessageKind.VALUES, MessageKind.FREE) \
+            and state.tracks.last_evidence_max() < self.settings.people.quoting_sim
+
     def hands_off(self, state: SessionState, reading: Reading) -> bool:
         """A people session whose shopper answers "anything else?" with a bare "no preference", having
         said little in all (replaying costs a template turn per message said)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from grounding import Gate
-from starter.conversation.state import MessageRead, SessionState, apply
+from starter.conversation.state import MessageRead, PathChosen, SessionState, apply
 from starter.index.catalog import CatalogIndex
 from starter.people.play import PeoplePath
 from starter.reading.kinds import SessionPath
@@ -57,7 +57,12 @@ class TurnPipeline:
             self.template.replay(state)
         if state.path is SessionPath.PEOPLE:
             return self.people.play(state, reading, understanding, usage, turn_no, k_limit)
-        return self.template.play(state, reading, understanding, usage, turn_no, k_limit, opening)
+        response = self.template.play(state, reading, understanding, usage, turn_no, k_limit, opening,
+                                      self.router.speaks_for_itself)
+        if response is None:          # the template path read the message and found a person speaking
+            apply(state, PathChosen(SessionPath.PEOPLE))
+            return self.people.play(state, reading, understanding, usage, turn_no, k_limit)
+        return response
 
     def _needs_understanding(self, obs: Observation) -> bool:
         """Free text always; a template only when its value is no catalog clue (damaged wording)."""

@@ -56,12 +56,23 @@ def test_free_text_calls_the_model_and_keeps_only_grounded_values(small_catalog:
     assert any(a["value"] == "waterproof" and a["source"] == "llm" for a in snap["accepted"])
 
 
-def test_model_negation_lowers_contradicting_products(small_catalog: Path, monkeypatch, server: FakeLLMServer) -> None:
+def test_a_model_negation_is_grounded_and_never_raises_a_contradicting_product(small_catalog: Path, monkeypatch,
+                                                                                  server: FakeLLMServer) -> None:
+    """The model's "not leather" passes the gate as a negated constraint, on the record; the people model's
+    weight for a ruled-out word is fitted and sign-constrained (never positive), so the leather boot is
+    never placed higher than without the negation."""
     agent = llm_agent(small_catalog, monkeypatch, server.port)
     server.push_chat(extraction([{"attribute": "material", "value": "leather", "negated": True}]))
     agent.reset("s", {})
-    resp = agent.respond("s", "chelsea boots please, but nothing made of leather", 1, 10)
-    assert resp["recommendations"][0]["parent_asin"] == "B2"
+    said = agent.respond("s", "chelsea boots please, but nothing made of leather", 1, 10)
+    snap = agent.debug_snapshot("s")["turns"][0]
+    assert any(a["value"] == "leather" and a["negated"] for a in snap["accepted"])
+    server.push_chat(extraction([]))
+    agent.reset("t", {})
+    plain = agent.respond("t", "chelsea boots please", 1, 10)
+    rank = {r["parent_asin"]: k for k, r in enumerate(said["recommendations"])}
+    plain_rank = {r["parent_asin"]: k for k, r in enumerate(plain["recommendations"])}
+    assert rank.get("B1", 99) >= plain_rank.get("B1", 99)
 
 
 @pytest.mark.parametrize("failure", ["invalid_twice", "slow", "refused"])

@@ -13,7 +13,8 @@ from evaluator.data import load_catalog
 from grounding.audience import product_audiences, shopper_audiences
 from grounding.budget import Budget
 from starter.people.facts import budget_penalty, conversation_facts
-from starter.people.ranking import query_words, rank_people
+from starter.people.ranking import rank_people
+from starter.people.words import query_words
 from starter.reading.kinds import SessionPath
 from starter.route import says_only_no_preference
 from starter.agent import Agent

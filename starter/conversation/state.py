@@ -106,6 +106,13 @@ class PathReplayed:
 
 
 @dataclass(frozen=True)
+class PathChosen:
+    """The session moves to another path (its messages so far are read there from now on)."""
+
+    path: SessionPath
+
+
+@dataclass(frozen=True)
 class PoolGrown:
     """Candidates added to the pool (with their tracks, replayed from the opening)."""
 
@@ -163,7 +170,7 @@ class TurnTraced:
     trace: TurnTrace
 
 
-Event = Union[MessageRead, PoolOpened, PathReplayed, PoolGrown, TracksUpdated, MessageExplained, RelevanceComputed,
+Event = Union[MessageRead, PoolOpened, PathReplayed, PathChosen, PoolGrown, TracksUpdated, MessageExplained, RelevanceComputed,
               ConstraintsRecorded, UsageAdded, ResponseSent, TurnTraced]
 
 
@@ -186,6 +193,8 @@ def apply(state: SessionState, event: Event) -> None:
         state.card_explained = set(event.card_explained)
         state.relevance_words = list(event.relevance_words)
         state.relevance = event.relevance
+    elif isinstance(event, PathChosen):
+        state.path = event.path
     elif isinstance(event, PoolGrown):
         pool = state.pool
         assert pool is not None, "the pool grows only after it is opened"

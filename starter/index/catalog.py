@@ -336,6 +336,22 @@ class CatalogIndex:
         return self._match("full", self.cfg.people_field_weights,
                            self._informative("full", words, self.cfg.people_max_words), limit)
 
+    def fulltext_scores(self, words: list[str], weight_sets: list[tuple[float, ...]]) -> list[np.ndarray]:
+        """Every product's porter-stemmed BM25 for an OR query of `words` under each of `weight_sets`
+        (per field: title, categories, features, details, store, description); 0 where nothing matches.
+        The people model reads one such score per field group."""
+        query = self._informative("full", words, self.cfg.people_max_words)
+        if not query:
+            return [np.zeros(len(self.products), dtype=np.float64) for _ in weight_sets]
+        got = self.postings.field_scores("full", weight_sets, query)
+        if got is not None:
+            return got
+        out = [np.zeros(len(self.products), dtype=np.float64) for _ in weight_sets]
+        for scores, weights in zip(out, weight_sets):       # only SQL can answer: row by row
+            hits = self._match("full", weights, query, len(self.products))
+            scores[[i for i, _ in hits]] = [s for _, s in hits]
+        return out
+
     def _informative(self, table: str, words: list[str], max_words: int) -> list[str]:
         """The first `max_words` distinct words, less those held by more than `common_word_share` of
         the products (unless all are): FTS5's BM25 floors their IDF at 1e-6, so they add almost

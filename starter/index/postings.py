@@ -62,6 +62,9 @@ class PostingScorer:
         self._postings: OrderedDict[tuple[str, tuple[str, ...], tuple[float, ...]], tuple[np.ndarray, np.ndarray]] = \
             OrderedDict()
         self.held = 0                  # postings held in `_postings`
+        # (table, the phrase's terms) -> (rows holding it, its count per column in each): the people model's
+        self._counts: OrderedDict[tuple[str, tuple[str, ...]], tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self.counted = 0
 
     # ---- the query ----------------------------------------------------------------
     def match(self, table: str, weights: tuple[float, ...], words: list[str],
@@ -82,11 +85,7 @@ class PostingScorer:
             log.warning("array BM25 on %s failed (%s); SQL answers every query from now on", table, exc)
             self.enabled = False
             return None
-        docs = np.concatenate([d for d, _ in parts])
-        # bincount adds each row's phrase scores one by one in the order given, the query's phrase
-        # order: bm25's own sum, float for float (a row a phrase misses gets nothing, bm25 adds 0.0).
-        score = np.bincount(docs, weights=np.concatenate([c for _, c in parts]), minlength=len(lengths))
-        matched = np.bincount(docs, minlength=len(lengths)) > 0 if min(weights) <= 0 else score > 0
+        score, matched = _summed(parts, len(lengths), weights)
         return _best(np.flatnonzero(matched), score, limit)
 
     def _warm_enough(self, table: str, words: list[str], phrases: list[tuple[str, ...]],
@@ -106,6 +105,63 @@ class PostingScorer:
                 self._phrase_scores(table, terms, weights)
                 spent += rows
         return False
+
+    def field_scores(self, table: str, weight_sets: list[tuple[float, ...]],
+                     words: list[str]) -> list[np.ndarray] | None:
+        """Every row's BM25 for the OR query of `words` under each of `weight_sets` (per-column weights),
+        from one read of each phrase's instances, counted per row and column (memoised, bounded): the
+        people model scores several field groups a turn.  None when a word is no token at all."""
+        if not self.enabled or table not in self.columns or not words:
+            return None
+        try:
+            lengths, rows, mean_length = self._row_lengths(table)
+            phrases = [self._terms_of(table, word) for word in words]
+            if not all(phrases):
+                return None
+            counted = [self._phrase_counts(table, terms) for terms in phrases]
+        except (sqlite3.Error, ValueError, IndexError) as exc:
+            log.warning("array BM25 on %s failed (%s); SQL answers every query from now on", table, exc)
+            self.enabled = False
+            return None
+        out = [np.zeros(len(lengths), dtype=np.float64) for _ in weight_sets]
+        for docs, counts in counted:
+            if not len(docs):
+                continue
+            idf = math.log((rows - len(docs) + 0.5) / (len(docs) + 0.5))
+            idf = idf if idf > 0.0 else 1e-6
+            norm = K1 * (1 - B + B * lengths[docs] / mean_length)
+            for scores, weights in zip(out, weight_sets):
+                freq = counts @ np.asarray(weights, dtype=np.float64)
+                scores[docs] += idf * ((freq * (K1 + 1.0)) / (freq + norm))
+        return out
+
+    def _phrase_counts(self, table: str, terms: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """The rows holding the phrase and its count in each column of each (least recently used dropped
+        beyond `max_postings` rows)."""
+        key = (table, terms)
+        got = self._counts.get(key)
+        if got is not None:
+            self._counts.move_to_end(key)
+            return got
+        starts = self._positions(table, terms[0])
+        for k, term in enumerate(terms[1:], 1):
+            starts = np.intersect1d(starts, self._positions(table, term) - k, assume_unique=True)
+        width = len(self.columns[table])
+        if not len(starts):
+            got = (np.zeros(0, dtype=np.int64), np.zeros((0, width)))
+        else:
+            places, counts = _runs(starts >> _OFFSET_BITS)          # (row, column), sorted
+            column = places & ((1 << _COLUMN_BITS) - 1)
+            docs, per_doc = _runs(places >> _COLUMN_BITS)
+            matrix = np.zeros((len(docs), width), dtype=np.float64)
+            matrix[np.repeat(np.arange(len(docs)), per_doc), column] = counts
+            got = (docs, matrix)
+        self._counts[key] = got
+        self.counted += len(got[0])
+        while self.counted > self.max_postings and len(self._counts) > 1:
+            _, (old, _) = self._counts.popitem(last=False)
+            self.counted -= len(old)
+        return got
 
     # ---- what it reads once ---------------------------------------------------------
     def _row_lengths(self, table: str) -> tuple[np.ndarray, int, float]:
@@ -192,6 +248,17 @@ class PostingScorer:
             return np.zeros(0, dtype=np.int64)
         got = np.fromstring(packed, dtype=np.int64, sep=",")
         return got if bool(np.all(got[1:] > got[:-1])) else np.unique(got)    # FTS5 lists them in order
+
+
+def _summed(parts: list[tuple[np.ndarray, np.ndarray]], rows: int,
+            weights: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's score, and which rows the query matched.  bincount adds each row's phrase scores one
+    by one in the order given, the query's phrase order: bm25's own sum, float for float (a row a
+    phrase misses gets nothing, bm25 adds 0.0)."""
+    docs = np.concatenate([d for d, _ in parts])
+    score = np.bincount(docs, weights=np.concatenate([c for _, c in parts]), minlength=rows)
+    matched = np.bincount(docs, minlength=rows) > 0 if min(weights) <= 0 else score > 0
+    return score, matched
 
 
 def _runs(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

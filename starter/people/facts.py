@@ -22,6 +22,7 @@ class Facts:
     negated: frozenset[str]
     budget: Budget | None
     brands: tuple[str, ...] = ()                        # catalog store names, in the order said
+    misspelt: tuple[str, ...] = ()                      # of them, those named with a slip (BM25 cannot see them)
     brand_mentions: tuple[BrandMention, ...] = ()       # the latest message's, and its refusals
     brand_refusals: tuple[BrandRejection, ...] = ()
 
@@ -32,6 +33,7 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None) ->
     negated: set[str] = set()
     budget: Budget | None = None
     named: list[str] = []
+    misspelt: list[str] = []
     mentions: list[BrandMention] = []
     refusals: list[BrandRejection] = []
     for r in readings:
@@ -40,6 +42,7 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None) ->
         if brands is not None:
             mentions, refusals = brands.read(r.text)
             named += [m.store for m in mentions if m.store not in named]
+            misspelt += [m.store for m in mentions if m.source == "fuzzy" and m.store not in misspelt]
         audiences |= shopper_audiences(r.text)
         negated |= set(r.negated)
         if names_price(r.text) or set(tokens(r.text)) & PRICE_CUES:
@@ -47,7 +50,7 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None) ->
             if got is not None:
                 budget = got
     last_is_free = bool(readings) and not readings[-1].template
-    return Facts(frozenset(audiences), frozenset(negated), budget, tuple(named),
+    return Facts(frozenset(audiences), frozenset(negated), budget, tuple(named), tuple(misspelt),
                  tuple(mentions) if last_is_free else (), tuple(refusals) if last_is_free else ())
 
 

@@ -1,79 +1,80 @@
-"""The people path's ranking: whole-product evidence for a person's own words.
+"""The people path's ranking: one log-linear model over what each candidate has for it.
 
 The template path predicts the exact words a protocol shopper would say; a
-person says "footed fleece pajamas with yetis for my son" instead.  For them
-the evidence is the whole product (title, category path, features, details,
-store, description; porter-stemmed BM25), accumulated over the whole
-conversation (a short reply refines the opening, never replaces it), plus
-grounded facts (`starter.people.facts`): who it is for, negations and the
-budget (soft penalties, not cliffs), and the popularity prior as a bounded
-tie-break.
+person says "footed fleece pajamas with yetis for my son" instead.  For them a
+candidate's score is `features . weights` (`starter.people.features`: BM25 per
+field group over the whole conversation and the latest message, the opening's
+product type, who it is for, brand, colour, negations, budget, popularity),
+with weights fitted by maximum likelihood of the target against the candidate
+pool on the development cards' tune halves (`scripts.fit_people`, the values
+in `weights.json` beside this file).  Its softmax is the probability that
+each candidate is the target; products already shown (and so not the target)
+pay `people_shown_penalty`.
 """
 from __future__ import annotations
 
-import math
+import json
+from functools import lru_cache
+from pathlib import Path
 
-from grounding.budget import names_price
-from grounding.words import tokens
+import numpy as np
+
 from starter.index.catalog import CatalogIndex
 from starter.people.brands import Brands
-from starter.people.facts import Facts, budget_penalty
-from starter.people.words import PEOPLE_STOP
+from starter.people.facts import Facts
+from starter.people.features import FEATURES, Pool, candidate_pool, feature_rows
 from starter.reading.understand import Reading
 from starter.settings import PeopleSettings
 from starter.template.posterior import RankedList, ranked_by_weight
 
+WEIGHTS_FILE = Path(__file__).with_name("weights.json")
+PRIOR_FEATURE = FEATURES.index("reviews")
 
-def query_words(readings: list[Reading]) -> list[str]:
-    """The cumulative query: every content word said so far (and typo corrections), in order,
-    without negated words and without the numbers of a budget."""
-    words: list[str] = []
-    for r in readings:
-        if r.template:
-            continue
-        negated = set(r.negated)
-        budget_numbers = set(tokens(r.text)) if names_price(r.text) else set()
-        for w in list(tokens(r.text)) + sorted(r.extra_tokens):
-            if w in PEOPLE_STOP or w in negated or (len(w) < 2 and not w.isdigit()):
-                continue
-            if w in budget_numbers and w.replace(".", "", 1).isdigit():
-                continue
-            if w not in words:
-                words.append(w)
-    return words
+
+@lru_cache(maxsize=4)
+def load_weights(path: Path = WEIGHTS_FILE) -> np.ndarray:
+    """The fitted weights, one per feature in `FEATURES` order (the file names them; a mismatch is an
+    error, never a silent zero)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    named = data["weights"]
+    if set(named) != set(FEATURES):
+        raise ValueError(f"{path}: weights for {sorted(named)}, the model reads {list(FEATURES)}")
+    return np.array([float(named[f]) for f in FEATURES], dtype=np.float64)
+
+
+def candidate_features(index: CatalogIndex, readings: list[Reading], facts: Facts, cfg: PeopleSettings,
+                       brands: Brands | None = None) -> Pool:
+    """The turn's candidates and their feature rows."""
+    brand_ids = [i for store in facts.brands for i in brands.products_of(store)[:cfg.people_brand_candidates]] \
+        if brands is not None else []
+    ids, whole, funnel = candidate_pool(index, readings, facts, cfg, brand_ids)
+    return Pool(ids, feature_rows(index, readings, facts, ids, whole, cfg), funnel)
+
+
+def fixed_terms(index: CatalogIndex, ids: np.ndarray, facts: Facts, shown: set[int],
+                cfg: PeopleSettings) -> np.ndarray:
+    """The terms that are not fitted: a product already shown (so not the target) pays
+    `people_shown_penalty`; a store named with a slip gains `people_brand` (hand-set, see the settings)."""
+    out = np.zeros(len(ids), dtype=np.float64)
+    products = index.products
+    for k, i in enumerate(ids.tolist()):
+        if i in shown:
+            out[k] -= cfg.people_shown_penalty
+        if facts.misspelt and products[i].store in facts.misspelt:
+            out[k] += cfg.people_brand
+    return out
 
 
 def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, shown: set[int], cfg: PeopleSettings,
-                brands: Brands | None = None) -> tuple[RankedList, dict[str, int]]:
-    """Candidates by posterior probability (tie: popularity, then parent_asin), and the funnel."""
-    words = query_words(readings)
-    hits = index.fulltext(words, cfg.people_candidates)
-    funnel = {"query_words": len(words), "fulltext": len(hits)}
-    if facts.brands and brands is not None:
-        # A named brand's products the text query missed (a misspelt name): the most reviewed join.
-        have = {i for i, _ in hits}
-        extra = [i for store in facts.brands for i in brands.products_of(store)[:cfg.people_brand_candidates]
-                 if i not in have]
-        hits = hits + [(i, 0.0) for i in dict.fromkeys(extra)]
-        funnel["brand"] = len(hits) - funnel["fulltext"]
-    if not hits:
-        hits = [(i, 0.0) for i in index.popular[:cfg.people_candidates]]
-        funnel["popularity_floor"] = len(hits)
-    top = max(hits[0][1], 1e-9)
-    products = index.products
-    rows: list[tuple[int, float, bool, float, float]] = []
-    for i, s in hits:
-        p = products[i]
-        lw = cfg.people_text_beta * max(0.0, s) / top
-        if facts.audiences and p.audience:
-            lw += cfg.people_audience if p.audience & facts.audiences else -cfg.people_audience
-        if facts.brands and p.store in facts.brands:
-            lw += cfg.people_brand
-        if facts.negated and index.holds_any(i, facts.negated):
-            lw -= cfg.people_negation_penalty
-        lw -= cfg.people_budget_penalty * budget_penalty(p.price, facts.budget, cfg)
-        if i in shown:
-            lw -= cfg.people_shown_penalty
-        lp = cfg.people_prior_alpha * math.log1p(p.rating_number)
-        rows.append((i, lw + lp, False, lp, lw))
-    return ranked_by_weight(index, rows), funnel
+                brands: Brands | None = None, weights: np.ndarray | None = None
+                ) -> tuple[RankedList, dict[str, int]]:
+    """Candidates by the model's probability (tie: popularity, then parent_asin), and the funnel."""
+    pool = candidate_features(index, readings, facts, cfg, brands)
+    w = load_weights() if weights is None else weights
+    prior = pool.features[:, PRIOR_FEATURE] * w[PRIOR_FEATURE]
+    score = pool.features @ w + fixed_terms(index, pool.ids, facts, shown, cfg)
+    rows = []
+    for k, i in enumerate(pool.ids.tolist()):
+        lw = float(score[k])
+        rows.append((i, lw, False, float(prior[k]), lw - float(prior[k])))
+    return ranked_by_weight(index, rows), pool.funnel

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from grounding.audience import AUDIENCE_WORDS
 from grounding.budget import BUDGET_WORDS, PRICE_CUES
-from grounding.words import STOP
+from grounding.budget import names_price
+from grounding.words import STOP, tokens
+from starter.reading.understand import Reading
 
 # Words that say nothing about the product itself, on top of the stop words
 # (who it is for is read as an audience fact instead).
@@ -14,3 +16,29 @@ would could should will might maybe please thanks thank hi hello hey do does did
 so too very just only even still like love loves liked idea prefer preferably ideally great nice good fine
 okay ok yes no not sure mostly usually always often wear wearing wears use using used
 """.split())
+
+
+def message_words(reading: Reading) -> list[str]:
+    """A free-text message's content words (and typo corrections), in order, without negated words
+    and without the numbers of a budget."""
+    negated = set(reading.negated)
+    budget_numbers = set(tokens(reading.text)) if names_price(reading.text) else set()
+    words: list[str] = []
+    for w in list(tokens(reading.text)) + sorted(reading.extra_tokens):
+        if w in PEOPLE_STOP or w in negated or (len(w) < 2 and not w.isdigit()):
+            continue
+        if w in budget_numbers and w.replace(".", "", 1).isdigit():
+            continue
+        if w not in words:
+            words.append(w)
+    return words
+
+
+def query_words(readings: list[Reading]) -> list[str]:
+    """The cumulative query: every content word said so far, in order (`message_words` of each
+    free-text message)."""
+    words: list[str] = []
+    for r in readings:
+        if not r.template:
+            words += [w for w in message_words(r) if w not in words]
+    return words

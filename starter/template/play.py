@@ -9,7 +9,7 @@ Every change of the session goes through `state.apply`.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from contest.card import classify
 from grounding import Gate
@@ -48,9 +48,13 @@ class TemplatePath:
         return pool, tracks, scenario
 
     def play(self, state: SessionState, reading: Reading, understanding: Understanding | None,
-             usage: dict[str, int], turn_no: int, k_limit: int, opening: Opening | None) -> dict:
-        """Answer one message on the template path; returns the contract's response dict."""
+             usage: dict[str, int], turn_no: int, k_limit: int, opening: Opening | None,
+             leaves: Callable[[SessionState, Reading], bool] | None = None) -> dict | None:
+        """Answer one message on the template path; returns the contract's response dict, or None when,
+        once the message is read, `leaves` says the session belongs on another path."""
         shelf_view, accepted, rejected = self.update_evidence(state, reading, opening)
+        if leaves is not None and leaves(state, reading):
+            return None
         if understanding is not None:
             assert state.pool is not None
             self._grow(state, retrieve.clue_growth(self.index, state.pool, understanding.clue_matches,

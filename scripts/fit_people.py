@@ -1,0 +1,216 @@
+"""Fit the people model's weights: a conditional logit of the target against each turn's candidates.
+
+    python -m scripts.fit_people                 # -> starter/people/weights.json, evaluation_results/people/fit.md
+    python -m scripts.fit_people --check         # refit and compare with the committed file (exit 1 if it differs)
+
+Data: the tune halves of every development card set at once (public targets,
+long tail, terse), so that no single target distribution decides the prior.
+Each card is played with the agent (weights from the previous round), and
+every people-path turn contributes its candidate pool's feature rows and the
+target's row (a turn whose pool misses the target contributes nothing, and is
+counted).  The weights maximise the summed log softmax probability of the
+target (the model's fixed terms, `ranking.fixed_terms`, enter as offsets),
+by Newton's method with a weak ridge (`RIDGE`, hand-set, for identifiability
+of features that rarely vary).  Two rounds: the second plays with the first
+round's weights, so the turns it learns from are the ones the fitted agent
+meets.  Standard errors are the square roots of the inverse Hessian's
+diagonal.  Deterministic: the same cards and code give the same file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from contest.jsonl import read_jsonl
+from contest.paths import PROJECT_ROOT
+
+PERSONAS = PROJECT_ROOT / "data" / "personas"
+TUNE_SETS = ("tune", "longtail_tune", "terse_tune")
+REPORT = PROJECT_ROOT / "evaluation_results" / "people" / "fit.md"
+RIDGE = 0.01           # hand-set: a weak Gaussian prior on every weight, for features that rarely vary
+ROUNDS = 2
+# Fixed signs: agreement never lowers a candidate, a ruled-out word never raises it; popularity is free.
+SIGNS = {"text": 1, "type": 1, "details": 1, "description": 1, "last": 1, "opening_type": 1, "audience": 1,
+         "negated": -1, "budget": 1, "colour": 1}
+DECIMALS = 6
+
+
+@dataclass
+class Turns:
+    """Training turns: per turn, the pool's features, the shown offset and the target's row."""
+
+    features: list[np.ndarray]
+    offsets: list[np.ndarray]
+    targets: list[int]
+    missed: int = 0
+
+
+def collect(weights: np.ndarray, cards: list[dict]) -> Turns:
+    """Play every card with `weights` and read each people turn's pool as the agent saw it."""
+    from evaluator.data import load_catalog_view
+    from evaluator.local_evaluator import run_session
+    from starter.agent import Agent
+    from starter.people import ranking
+    from starter.people.facts import conversation_facts
+    from starter.reading.kinds import SessionPath
+
+    from contest.paths import resolve_catalog
+    catalog = resolve_catalog(None)
+    saved = os.environ.get("AGENT_MAX_SESSIONS")
+    os.environ["AGENT_MAX_SESSIONS"] = str(len(cards) + 1)      # the agent keeps every session live
+    try:
+        agent = Agent(str(catalog))
+    finally:
+        if saved is None:
+            os.environ.pop("AGENT_MAX_SESSIONS")
+        else:
+            os.environ["AGENT_MAX_SESSIONS"] = saved
+    settings = agent.settings.people
+    ranking.load_weights.cache_clear()
+    original = ranking.load_weights
+    ranking.load_weights = lambda path=None: weights          # the round's weights, this process only
+    try:
+        view = load_catalog_view(catalog, {c["ground_truth"]["parent_asin"] for c in cards})
+        out = Turns([], [], [])
+        for k, card in enumerate(cards):
+            run_session(agent, card, k, view)
+            state = agent.sessions[f"session-{k:05d}-{card['sample_id']}"]
+            target = agent.index.by_pid[card["ground_truth"]["parent_asin"]]
+            brands = agent.pipeline.people.brands
+            for t, trace in enumerate(state.traces, 1):
+                if trace.state is None or trace.state.path != SessionPath.PEOPLE:
+                    continue
+                readings = state.readings[:t]
+                shown = {i for s in state.shown[:t - 1] for i in s}
+                facts = conversation_facts(readings, brands)
+                pool = ranking.candidate_features(agent.index, readings, facts, settings, brands)
+                where = np.flatnonzero(pool.ids == target)
+                if not len(where):
+                    out.missed += 1
+                    continue
+                out.features.append(pool.features)
+                out.offsets.append(ranking.fixed_terms(agent.index, pool.ids, facts, shown, settings))
+                out.targets.append(int(where[0]))
+        return out
+    finally:
+        ranking.load_weights = original
+
+
+def fit(turns: Turns, start: np.ndarray, signs: np.ndarray, ridge: float = RIDGE
+        ) -> tuple[np.ndarray, np.ndarray, float]:
+    """(weights, standard errors, log-likelihood) of the sign-constrained fit: every feature whose sign is
+    fixed (+1: agreement never lowers a candidate; -1: never raises it) and whose free optimum breaks it is
+    held at 0 and the rest refitted, until none does (an active-set loop; held weights report a standard
+    error of 0)."""
+    free = np.ones(len(start), dtype=bool)
+    while True:
+        w, se = _newton(turns, np.where(free, start, 0.0), free, ridge)
+        broken = free & (signs * w < 0)
+        if not broken.any():
+            return w, se, log_likelihood(turns, w)
+        free &= ~broken
+
+
+def _newton(turns: Turns, start: np.ndarray, free: np.ndarray, ridge: float,
+            steps: int = 50) -> tuple[np.ndarray, np.ndarray]:
+    """Newton's method over the free weights of the ridge-penalised log-likelihood (the others stay 0)."""
+    w = start.astype(np.float64).copy()
+    d = len(w)
+    idx = np.flatnonzero(free)
+    for _ in range(steps):
+        grad = -ridge * w
+        hess = -ridge * np.eye(d)
+        for x, off, y in zip(turns.features, turns.offsets, turns.targets):
+            z = x @ w + off
+            p = np.exp(z - z.max())
+            p /= p.sum()
+            mean = p @ x
+            grad += x[y] - mean
+            centred = x - mean
+            hess -= (centred * p[:, None]).T @ centred
+        sub = np.ix_(idx, idx)
+        step = np.linalg.solve(hess[sub], grad[idx])
+        w[idx] = w[idx] - step
+        if float(np.max(np.abs(step))) < 1e-10:
+            break
+    se = np.zeros(d)
+    se[idx] = np.sqrt(np.diag(np.linalg.inv(-hess[np.ix_(idx, idx)])))
+    return w, se
+
+
+def log_likelihood(turns: Turns, w: np.ndarray) -> float:
+    total = 0.0
+    for x, off, y in zip(turns.features, turns.offsets, turns.targets):
+        z = x @ w + off
+        top = z.max()
+        total += float(z[y] - top - np.log(np.exp(z - top).sum()))
+    return total
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scripts.fit_people", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="refit and compare with the committed weights file")
+    ap.add_argument("--out", type=Path, help="weights file to write (default: the agent's)")
+    args = ap.parse_args(argv)
+    from starter.people.features import FEATURES
+    from starter.people.ranking import WEIGHTS_FILE
+
+    cards = [c for name in TUNE_SETS for c in read_jsonl(PERSONAS / f"{name}.jsonl")]
+    w = _start(FEATURES)
+    history = []
+    for rnd in range(1, ROUNDS + 1):
+        turns = collect(w, cards)
+        w, se, ll = fit(turns, w, np.array([SIGNS.get(f, 0) for f in FEATURES], dtype=np.float64))
+        w = np.round(w, DECIMALS)
+        history.append((rnd, len(turns.targets), turns.missed, ll))
+        print(f"round {rnd}: {len(turns.targets)} turns, {turns.missed} without the target, "
+              f"log-likelihood {ll:.3f}", file=sys.stderr)
+    data = {"model": "conditional logit of the target against each people turn's candidates",
+            "fitted_by": "python -m scripts.fit_people",
+            "data": {"sets": list(TUNE_SETS), "cards": len(cards), "turns": len(turns.targets),
+                     "turns_without_target": turns.missed},
+            "weights": {f: float(v) for f, v in zip(FEATURES, w)},
+            "standard_errors": {f: round(float(v), DECIMALS) for f, v in zip(FEATURES, se)},
+            "signs": {f: SIGNS.get(f, 0) for f in FEATURES}}
+    text = json.dumps(data, indent=1) + "\n"
+    target = args.out or WEIGHTS_FILE
+    if args.check:
+        same = target.read_text(encoding="utf-8") == text
+        print("same as the committed weights" if same else "DIFFERS from the committed weights")
+        return 0 if same else 1
+    target.write_text(text, encoding="utf-8")
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    REPORT.write_text(report(data, history), encoding="utf-8")
+    print(f"wrote {target} and {REPORT}", file=sys.stderr)
+    return 0
+
+
+def _start(features: tuple[str, ...]) -> np.ndarray:
+    """Round one plays with the earlier hand-set score, expressed in these features."""
+    hand = {"text": 5.0, "audience": 0.5, "negated": -1.0, "budget": 2.0, "reviews": 0.2}
+    return np.array([hand.get(f, 0.0) for f in features], dtype=np.float64)
+
+
+def report(data: dict, history: list[tuple[int, int, int, float]]) -> str:
+    lines = ["# People model: fitted weights", "",
+             f"`python -m scripts.fit_people` on the tune halves {', '.join(data['data']['sets'])} "
+             f"({data['data']['cards']} cards).", "",
+             "| round | turns with the target in the pool | turns without | log-likelihood |", "|---|---|---|---|"]
+    lines += [f"| {r} | {n} | {m} | {ll:.3f} |" for r, n, m, ll in history]
+    lines += ["", "| feature | weight | standard error | z |", "|---|---|---|---|"]
+    for f, w in data["weights"].items():
+        se = data["standard_errors"][f]
+        z = f"{w / se:.1f}" if se else "held at 0 (its free optimum had the wrong sign)"
+        lines.append(f"| {f} | {w:.4f} | {se:.4f} | {z} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

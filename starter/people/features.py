@@ -1,0 +1,124 @@
+"""The people model's features: what each candidate has for it in a person's conversation, as numbers.
+
+One row per candidate, one column per feature (`FEATURES`, in this order).
+Text features are porter-stemmed BM25 over field groups, each divided by the
+best score among the candidates (so 1.0 is "as good as the best match" on
+every turn, whatever the query's length); facts are signed agreements.  The
+weights that turn them into a score are fitted (`scripts.fit_people`), never
+set by hand.  A store named with a slip (which BM25 over the store field cannot
+see) is the one hand-set term, `people_brand` (`starter.people.ranking`): the
+development cards hold too few misspelt names to estimate it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from grounding.words import COLORS, tokens
+from starter.index.catalog import CatalogIndex
+from starter.people.facts import Facts, budget_penalty
+from starter.people.words import message_words, query_words
+from starter.reading.understand import Reading
+from starter.settings import PeopleSettings
+
+# BM25 field weights per group, over (title, categories, features, details, store, description).
+ALL_FIELDS = (6.0, 4.0, 2.5, 2.5, 1.5, 1.0)
+TYPE_FIELDS = (1.0, 1.0, 0.0, 0.0, 0.0, 0.0)          # what the product is: title and category path
+DETAIL_FIELDS = (0.0, 0.0, 1.0, 1.0, 0.0, 0.0)        # bullets and the details table
+DESCRIPTION_FIELDS = (0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+
+FEATURES: tuple[str, ...] = (
+    "text",           # everything said, every field
+    "type",           # everything said, title and category path only (the noun a shopper uses)
+    "details",        # everything said, bullets and details
+    "description",    # everything said, description
+    "last",           # the latest message alone, every field
+    "opening_type",   # the opening alone, title and category path
+    "audience",       # +1 the product is for whom the shopper named, -1 for someone else, 0 unsaid
+    "negated",        # 1: the product holds a word the shopper ruled out
+    "budget",         # how far the price is off the budget said (log ratio, 0 inside it)
+    "colour",         # +1 a colour said is on the product, -1 it names only other colours, 0 unsaid
+    "reviews",        # log1p(rating_number): popularity
+)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """The candidates of a people turn and their feature rows."""
+
+    ids: np.ndarray          # product indexes, int64
+    features: np.ndarray     # (len(ids), len(FEATURES)) float64
+    funnel: dict[str, int]
+
+
+def candidate_pool(index: CatalogIndex, readings: list[Reading], facts: Facts, cfg: PeopleSettings,
+                   brand_ids: list[int]) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """The candidates (best whole-text matches, best type matches, named brands' products; the most
+    popular when nothing matches) and every product's scores for everything said, per field group."""
+    words = query_words(readings)
+    text, type_scores, details, description = index.fulltext_scores(
+        words, [ALL_FIELDS, TYPE_FIELDS, DETAIL_FIELDS, DESCRIPTION_FIELDS])
+    funnel = {"query_words": len(words)}
+    chosen = _best(text, cfg.people_candidates)
+    funnel["fulltext"] = len(chosen)
+    typed = [i for i in _best(type_scores, cfg.people_type_candidates) if i not in set(chosen)]
+    funnel["type"] = len(typed)
+    have = set(chosen) | set(typed)
+    extra = [i for i in dict.fromkeys(brand_ids) if i not in have]
+    funnel["brand"] = len(extra)
+    ids = chosen + typed + extra
+    if not ids:
+        ids = list(index.popular[:cfg.people_candidates])
+        funnel["popularity_floor"] = len(ids)
+    return np.asarray(ids, dtype=np.int64), np.stack([text, type_scores, details, description]), funnel
+
+
+def _best(scores: np.ndarray, limit: int) -> list[int]:
+    """The `limit` best-scoring products with a score (score descending, index ascending)."""
+    hit = np.flatnonzero(scores > 0)
+    if len(hit) > limit:
+        keep = np.argpartition(-scores[hit], limit - 1)[:limit]
+        hit = hit[keep]
+    order = np.lexsort((hit, -scores[hit]))
+    return hit[order].tolist()
+
+
+def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids: np.ndarray,
+                 whole: np.ndarray, cfg: PeopleSettings) -> np.ndarray:
+    """The feature matrix of the candidates `ids` (`whole`: every product's scores for everything said,
+    per field group: all, type, details, description)."""
+    free = [r for r in readings if not r.template]
+    x = np.zeros((len(ids), len(FEATURES)), dtype=np.float64)
+    for k in range(4):
+        x[:, k] = _relative(whole[k][ids])
+    if free:
+        x[:, 4] = _relative(index.fulltext_scores(message_words(free[-1]), [ALL_FIELDS])[0][ids])
+        x[:, 5] = _relative(index.fulltext_scores(message_words(free[0]), [TYPE_FIELDS])[0][ids])
+    said_colours = frozenset(c for r in free for c in r.colors)
+    products = index.products
+    for row, i in enumerate(ids.tolist()):
+        p = products[i]
+        if facts.audiences and p.audience:
+            x[row, 6] = 1.0 if p.audience & facts.audiences else -1.0
+        x[row, 7] = 1.0 if facts.negated and index.holds_any(i, facts.negated) else 0.0
+        x[row, 8] = -budget_penalty(p.price, facts.budget, cfg)
+        x[row, 9] = _colour_agreement(p.title, said_colours)
+        x[row, 10] = float(np.log1p(p.rating_number))
+    return x
+
+
+def _relative(scores: np.ndarray) -> np.ndarray:
+    """Scores over the best among the candidates (all zero when none matches)."""
+    top = float(scores.max()) if len(scores) else 0.0
+    return scores / top if top > 0 else np.zeros_like(scores)
+
+
+def _colour_agreement(title: str, said: frozenset[str]) -> float:
+    """+1 when the title names a colour the shopper said, -1 when it names colours but none of them."""
+    if not said:
+        return 0.0
+    named = {w for w in tokens(title) if w in COLORS}
+    if not named:
+        return 0.0
+    return 1.0 if named & said else -1.0

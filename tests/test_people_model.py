@@ -1,0 +1,61 @@
+"""The people model: fitted weights whose signs hold (a fact that agrees never lowers a candidate), one
+budget reader's minimum, the path that follows a person, and a fit that is reproducible."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from grounding.budget import budget_ceiling, parse_budget
+from grounding.proposals import read_facts
+from scripts import fit_people
+from starter.people.features import FEATURES
+from starter.people.ranking import WEIGHTS_FILE, load_weights
+from starter.reading.kinds import SessionPath
+
+
+def test_the_weights_file_names_every_feature_and_keeps_the_fitted_signs() -> None:
+    data = json.loads(WEIGHTS_FILE.read_text(encoding="utf-8"))
+    assert list(data["weights"]) == list(FEATURES) and data["fitted_by"] == "python -m scripts.fit_people"
+    w = load_weights()
+    for name, sign in fit_people.SIGNS.items():
+        assert sign * w[FEATURES.index(name)] >= 0, name
+
+
+def test_a_fact_that_agrees_never_lowers_a_candidate() -> None:
+    """Raising one agreement feature of one candidate (text, type, audience, budget, colour...) never lowers
+    its score, so never its rank; a ruled-out word never raises it."""
+    w = load_weights()
+    rng = np.random.default_rng(3)
+    x = rng.random((50, len(FEATURES)))
+    base = x @ w
+    for name, sign in fit_people.SIGNS.items():
+        more = x.copy()
+        more[7, FEATURES.index(name)] += 1.0
+        moved = (more @ w)[7] - base[7]
+        assert moved * sign >= 0, name
+
+
+def test_over_fifty_is_a_minimum_for_both_paths() -> None:
+    assert parse_budget("over $50 please").min_price == 50.0
+    assert read_facts("over $50 please").budget_max is None         # the template path's cap
+    assert budget_ceiling("over $50 but under $80") == 80.0
+    assert read_facts("under $40 please").budget_max == 40.0
+
+
+def test_a_shelf_naming_opening_followed_by_free_text_ends_on_the_people_path(proxy_agent) -> None:
+    agent = proxy_agent
+    agent.reset("clogs", {})
+    agent.respond("clogs", "I need some clogs", 1, 10)
+    assert agent.sessions["clogs"].path is SessionPath.TEMPLATE             # a shelf name spelled out
+    agent.respond("clogs", "comfy ones for working long shifts in a kitchen", 2, 10)
+    assert agent.sessions["clogs"].path is SessionPath.PEOPLE
+    trace = agent.trace("clogs")
+    assert trace.turns[-1].state is not None and trace.turns[-1].state.path == "people"
+
+
+def test_refitting_on_the_same_cards_gives_the_committed_file(tmp_path: Path) -> None:
+    out = tmp_path / "weights.json"
+    out.write_text(WEIGHTS_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    assert fit_people.main(["--check", "--out", str(out)]) == 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contest.persona import SPOKEN
 from grounding.shelves import ShelfGuess, ShelfMatcher
-from grounding.words import NO_PREFERENCE_VOCAB, tokens
+from grounding.words import NO_PREFERENCE_VOCAB, NOT_RIGHT_CUE, tokens
 from starter.conversation.state import PoolOpened, SessionState, apply
 from starter.index.catalog import CatalogIndex
 from starter.people.words import PEOPLE_STOP
@@ -46,12 +46,16 @@ class Router:
                                 SessionPath.PEOPLE))
         return None
 
-    def speaks_for_itself(self, state: SessionState, reading: Reading) -> bool:
+    def speaks_for_itself(self, state: SessionState, reading: Reading, quoted: float) -> bool:
         """A session the template path took from a free-text opening (it named a shelf, or quoted a value)
-        whose latest free-text message no candidate's card values explain: a person talking, whom the
-        people model reads from here on, with everything said so far."""
+        whose latest free-text message states values that no candidate's card explains and that quote no
+        catalog value (`quoted`: its best fuzzy clue match, 0..100): a person talking,
+        whom the people model reads from here on, with everything said so far.  A reworded "none of these
+        are right" states nothing of the product (`NOT_RIGHT_CUE`) and stays."""
         return state.path is SessionPath.TEMPLATE and not state.scenario_certain and state.turn > 1 \
-            and not reading.template and reading.kind in (MessageKind.VALUES, MessageKind.FREE) \
+            and not reading.template and reading.kind == MessageKind.VALUES \
+            and not NOT_RIGHT_CUE.search(reading.text.lower()) \
+            and quoted < self.settings.understanding.clue_match_min \
             and state.tracks.last_evidence_max() < self.settings.people.quoting_sim
 
     def hands_off(self, state: SessionState, reading: Reading) -> bool:

@@ -57,8 +57,9 @@ class TurnPipeline:
             self.template.replay(state)
         if state.path is SessionPath.PEOPLE:
             return self.people.play(state, reading, understanding, usage, turn_no, k_limit)
+        quoted = max((score for _, score in understanding.clue_matches), default=0.0) if understanding else 100.0
         response = self.template.play(state, reading, understanding, usage, turn_no, k_limit, opening,
-                                      self.router.speaks_for_itself)
+                                      lambda st, r: self.router.speaks_for_itself(st, r, quoted))
         if response is None:          # the template path read the message and found a person speaking
             apply(state, PathChosen(SessionPath.PEOPLE))
             return self.people.play(state, reading, understanding, usage, turn_no, k_limit)

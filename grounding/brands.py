@@ -10,7 +10,7 @@ product word ("Black", "The Classic": the catalog's cards use its words on many
 more products than the store has) is refused when said, with its reason, as
 every other grounding is; one that is only everyday words or too short to tell
 from a word ("ON") is never looked for.  The thresholds are
-`GroundingTunables` (values in `starter/config.py`).
+`GroundingTunables` (values in `starter/settings.py`).
 """
 from __future__ import annotations
 

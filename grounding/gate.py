@@ -23,7 +23,7 @@ accepted only when it is traceable:
    values name an ASIN and hundreds say "recommend" or "ignore".
 
 Everything else is returned as `Rejected` with a specific reason.  The
-thresholds are `GroundingTunables` (values in starter/config.py).
+thresholds are `GroundingTunables` (values in starter/settings.py).
 """
 from __future__ import annotations
 

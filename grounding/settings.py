@@ -1,4 +1,4 @@
-"""The grounding thresholds, as a type: their values live in `starter/config.py`.
+"""The grounding thresholds, as a type: their values live in `starter/settings.py`.
 
 Grounding takes them as an argument so that every tunable of the system has
 one home (the agent's config) while grounding imports nothing of the agent.
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class GroundingTunables:
-    """Thresholds of fuzzy matching and proposal grounding (see starter/config.py for values and provenance)."""
+    """Thresholds of fuzzy matching and proposal grounding (see starter/settings.py for values and provenance)."""
 
     token_ratio_min: float            # per-token fuzz.ratio (0..100) for a typo to count as the same word
     fuzzy_min_len: int                # shorter tokens (and numbers) must match exactly

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from grounding import Gate, Proposal  # noqa: E402
 from grounding.words import content_tokens, is_content, tokens  # noqa: E402
 from starter.index.catalog import CatalogIndex  # noqa: E402
-from starter.config import GROUNDING, TUNABLES  # noqa: E402
+from starter.settings import GROUNDING, SETTINGS  # noqa: E402
 
 DEFAULT = Path(__file__).resolve().parent.parent.parent / "shared" / "techjam" / "catalog_proxy.jsonl"
 
@@ -77,7 +77,7 @@ def main() -> None:
     args = ap.parse_args()
 
     t0 = time.perf_counter()
-    index = CatalogIndex(args.catalog, TUNABLES)
+    index = CatalogIndex(args.catalog, SETTINGS.index)
     print(f"CatalogIndex: {time.perf_counter() - t0:.2f} s, {len(index.products)} products, "
           f"{len(index.clues)} clues")
     gc.collect()

@@ -27,8 +27,14 @@ DEFAULT_SCENARIO = "human"
 
 
 def is_persona_card(row: Any) -> bool:
-    """A dataset row is a persona card when it has an `opening` and `answers`."""
-    return isinstance(row, dict) and "opening" in row and "answers" in row
+    """A dataset row is a persona card when it has an `opening` and `answers`, or a scripted conversation
+    (a non-empty `script`)."""
+    return isinstance(row, dict) and ("opening" in row and "answers" in row or is_script_card(row))
+
+
+def is_script_card(row: Any) -> bool:
+    """A scripted conversation (PERSONAS.md): a card with a non-empty `script` list."""
+    return isinstance(row, dict) and isinstance(row.get("script"), list) and len(row["script"]) > 0
 
 
 def _usable(value: Any) -> bool:
@@ -93,3 +99,28 @@ class PersonaCustomer:
             self.used_answers.add(a)
             return str(value)
         return no_preference_reply(a, turn)
+
+
+@dataclass
+class ScriptedCustomer:
+    """The shopper of a scripted conversation (PERSONAS.md "Scripted conversations"): turn t sends
+    `script[t-1]` whatever the agent asked or showed; after the last line, the exhausted reply."""
+
+    lines: list[str]
+
+    @classmethod
+    def from_card(cls, card: dict) -> "ScriptedCustomer":
+        return cls([str(x) for x in card["script"]])
+
+    def opening(self) -> str:
+        return self.lines[0]
+
+    def is_override_turn(self, turn: int) -> bool:
+        return False
+
+    def hits_count(self) -> bool:
+        return True
+
+    def reply(self, ask_attribute: Any, turn: int) -> str:
+        """The line of the turn being written (`turn`, 2..10), whatever was asked."""
+        return self.lines[turn - 1] if 1 <= turn <= len(self.lines) else EXHAUSTED

@@ -60,6 +60,8 @@ def build_customer(row: dict, target: dict, modes: frozenset[str],
     if P.is_persona_card(row):
         if modes:
             raise ValueError("--perturb rewords the template shopper; persona cards speak for themselves")
+        if P.persona.is_script_card(row):
+            return P.persona.ScriptedCustomer.from_card(row)
         return P.PersonaCustomer.from_card(row)
     card, behavior = P.card_from_row(row, target)
     customer = P.Customer(
@@ -92,6 +94,8 @@ def run_session(agent: Any, row: dict, index: int, catalog: dict[str, dict],
         "target_parent_asin": target_id,
         "hit": False, "turn": None, "rank": None,
     }
+    if P.persona.is_script_card(row) and isinstance(row.get("moves"), list):
+        record["moves"] = [str(m) for m in row["moves"]]
     turns: list[dict] = []
     latencies: list[float] = []
     prompt_tokens = completion_tokens = 0
@@ -250,8 +254,20 @@ def build_summary(records: list[dict]) -> dict:
         "reported_token_usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                                  "total_tokens": prompt + completion},
         "scenario_metrics": scenario_metrics,
+        **({"move_metrics": move_metrics(records)} if any("moves" in r for r in records) else {}),
         "sessions": sessions,
     }
+
+
+def move_metrics(records: list[dict]) -> dict[str, dict]:
+    """Scripted conversations: per move (PERSONAS.md), the scores of the sessions whose script contains it."""
+    out: dict[str, dict] = {}
+    moves = sorted({m for r in records for m in r.get("moves", [])})
+    for move in moves:
+        sub = P.summarize([r for r in records if move in r.get("moves", [])])
+        out[move] = {k: sub[k] for k in ("sample_count", "hit_rate_at_10", "mrr", "mttc",
+                                         "recommended_technical_score")}
+    return out
 
 
 def format_table(summary: dict, stats: dict | None = None) -> str:
@@ -264,6 +280,9 @@ def format_table(summary: dict, stats: dict | None = None) -> str:
         f"{summary['mttc']:>8.3f}  efficiency {summary['efficiency']:.6f}  "
         f"TechnicalScore {summary['recommended_technical_score']:.6f}"
     )
+    for move, m in summary.get("move_metrics", {}).items():
+        lines.append(f"{'move ' + move:<16}{m['sample_count']:>5}{m['hit_rate_at_10']:>9.4f}{m['mrr']:>10.6f}"
+                     f"{m['mttc']:>8.3f}  TechnicalScore {m['recommended_technical_score']:.6f}")
     tok = summary["reported_token_usage"]
     lines.append(f"tokens: prompt {tok['prompt_tokens']}, completion {tok['completion_tokens']}")
     if stats:

@@ -130,3 +130,44 @@ def test_second_wording_score_regression_floor(proxy_catalog: Path) -> None:
     summary = build_summary(records)
     assert summary["hit_rate_at_10"] >= 0.99 and summary["mrr"] >= 0.95     # measured 1.0 / 0.971292
     assert summary["recommended_technical_score"] >= 0.97                   # measured 0.978988
+
+
+# ---- scripted conversations (PERSONAS.md "Scripted conversations") ----------------------------------
+SCRIPT = {"sample_id": "script_0001", "ground_truth": {"parent_asin": "T1"},
+          "script": ["hi! looking for sneakers for my husband", "sorry, slip-ons, he hates laces",
+                     "those look pricey, something under 40?"],
+          "moves": ["describe", "correct", "cheaper"]}
+
+
+def test_a_script_is_sent_line_by_line_whatever_was_asked_then_the_exhausted_reply() -> None:
+    assert P.is_persona_card(SCRIPT) and P.persona.is_script_card(SCRIPT)
+    assert not P.persona.is_script_card(dict(SCRIPT, script=[])) and not P.persona.is_script_card(CARD)
+    shopper = P.persona.ScriptedCustomer.from_card(SCRIPT)
+    assert shopper.opening() == SCRIPT["script"][0] and shopper.hits_count() and not shopper.is_override_turn(3)
+    assert [shopper.reply(ask, t) for ask, t in (("color", 2), (None, 3), ("other", 4), ("budget", 5))] == \
+        [SCRIPT["script"][1], SCRIPT["script"][2], EXHAUSTED, EXHAUSTED]
+
+
+def test_the_evaluator_plays_scripts_and_scores_each_move(small_catalog: Path) -> None:
+    class Late:
+        """Shows the target on turn 3 only."""
+
+        def __init__(self, catalog_path: str) -> None: ...
+
+        def reset(self, session_id: str, user_profile: dict) -> None: ...
+
+        def respond(self, session_id: str, message: str, turn: int, top_k: int) -> dict:
+            return {"message": "?", "ask_attribute": "color",
+                    "recommendations": [{"parent_asin": "T1"}] if turn == 3 else []}
+
+    catalog = load_catalog(small_catalog)
+    found = E.run_session(Late(""), SCRIPT, 0, catalog, transcripts=True)
+    missed = E.run_session(Late(""), dict(SCRIPT, sample_id="s2", ground_truth={"parent_asin": "T2"},
+                                          moves=["describe", "negate", "smalltalk"]), 1, catalog)
+    assert [t["customer"] for t in found["transcript"]] == SCRIPT["script"]
+    assert found["hit"] and found["turn"] == 3 and not missed["hit"]
+    moves = E.build_summary([found, missed])["move_metrics"]
+    assert moves["describe"]["sample_count"] == 2 and moves["cheaper"]["sample_count"] == 1
+    assert moves["cheaper"]["hit_rate_at_10"] == 1.0 and moves["negate"]["hit_rate_at_10"] == 0.0
+    assert "move_metrics" not in E.build_summary([E.run_session(Late(""), dict(CARD, ground_truth={
+        "parent_asin": "T1"}), 2, catalog)])

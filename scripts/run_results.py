@@ -50,9 +50,11 @@ def default_runs() -> list[Run]:
         runs.append(Run(f"ours.public.{mode}", OURS, "public", mode))
     for mode in ("para", "drop"):
         runs.append(Run(f"ours.popmatched.{mode}", OURS, "popmatched", mode))
-    # Persona sessions (PERSONAS.md): our development cards, both halves, and a second and a third wording
-    # of the same targets by other writers, never tuned on (data/personas/README.md).
-    for half in ("tune", "confirm", "wording2", "wording3"):
+    # Persona sessions (PERSONAS.md): our development cards, both halves, a second and a third wording of the
+    # same targets by other writers (never tuned on), the long-tail and terse halves, and the scripted
+    # conversations' halves (data/personas/README.md).
+    for half in ("tune", "confirm", "wording2", "wording3", "longtail_tune", "longtail_confirm", "terse_tune",
+                 "terse_confirm", "scripts_tune", "scripts_confirm"):
         for label, agent in (("ours", OURS), ("weak-bm25", WEAK), ("cumulative-bm25", CUMULATIVE)):
             runs.append(Run(f"{label}.persona-{half}", agent, f"persona-{half}"))
     return runs

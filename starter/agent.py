@@ -9,6 +9,7 @@ the transcript.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gc
 import logging
 import os
@@ -25,7 +26,9 @@ from starter.model import LLMClient, LLMConfig
 from starter.parse import coerce_message
 from starter.replies import SAFE_MESSAGE, SAFE_QUESTION
 from starter.rerank import Reranker
-from starter.sessions import SessionStore
+from starter.session_store import ENV_VAR as STORE_ENV_VAR, Entry, Journal, StoreError, open_store
+from starter.session_store.tape import ModelTape
+from starter.sessions import SessionStore, plain_entry
 from starter.state import SessionState, TurnTraced, apply
 from starter.trace import SessionTrace, TurnTrace
 from starter.turn import TurnPipeline
@@ -61,6 +64,8 @@ class Agent:
         needs_client = self.llm_config.enabled or self.llm_config.rerank_method != "none"
         client = LLMClient(self.llm_config) if needs_client else None
         self.llm = client if self.llm_config.enabled else None
+        # Every model call goes through the tape: recorded with the turn's input, replayed from it.
+        self.tape = ModelTape(client) if client is not None else None
         if self.llm is not None:
             # One probe at start, one line either way: a missing server must not go unnoticed.
             if self.llm.available(refresh=True):
@@ -72,14 +77,14 @@ class Agent:
         if client is not None and self.llm_config.rerank_method != "none":
             if self.llm_config.embed_backend == "sentence-transformers":
                 client.warm_up()
-            reranker = Reranker(self.index, client, self.llm_config.rerank_method, self.llm_config.rerank_top_n,
+            reranker = Reranker(self.index, self.tape, self.llm_config.rerank_method, self.llm_config.rerank_top_n,
                                 self.llm_config.rerank_weight, self.cfg.rerank_window)
-        self.pipeline = TurnPipeline(self.index, self.gate, self.cfg, Understander(self.gate, self.cfg, self.llm),
+        self.pipeline = TurnPipeline(self.index, self.gate, self.cfg, Understander(self.gate, self.cfg, self.tape if self.llm is not None else None),
                                      reranker)
         # Live sessions are bounded (a session holds a track per candidate, thousands on the
         # free-text path); an evicted one is rebuilt from its journal on its next message.
         self.max_sessions = _positive_int(os.environ.get("AGENT_MAX_SESSIONS"), 64)
-        self.store = SessionStore(self.max_sessions, os.environ.get("AGENT_SESSION_DB") or ":memory:")
+        self.store = SessionStore(self.max_sessions, _journal())
         if self.cfg.freeze_after_build:
             # The index is built and never changes: taken out of the cyclic collector's reach, a full
             # collection during a turn no longer walks its million references (a pause of ~0.2 s).
@@ -122,14 +127,54 @@ class Agent:
 
     def respond(self, session_id: str, user_message: str, turn: int = 1, top_k: int = TOP_K) -> dict:
         """One turn; always returns the contract shape."""
-        key = str(session_id)
         try:
-            state = self.store.state_for(key, self._turn)
-            self.store.record(key, user_message, turn, top_k)
-        except Exception:  # a journal fault must not lose the turn: play it on a fresh state
-            log.exception("session store failed for %s", key)
-            state = SessionState(session_id=key)
-        return self._turn(state, user_message, turn, top_k)
+            return self.take_turn(session_id, user_message, turn, top_k)
+        except StoreError as exc:   # nothing stored: the safe answer, and the same turn may be sent again
+            log.warning("session store failed for %s: %s", session_id, exc)
+            return {"message": SAFE_MESSAGE, "ask_attribute": SAFE_QUESTION, "recommendations": [],
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0}}
+
+    def take_turn(self, session_id: str, user_message: Any, turn: Any = 1, top_k: Any = TOP_K,
+                  expect: int | None = None) -> dict:
+        """`respond` for a service: the turn is answered only once it is stored.
+
+        Raises `StoreUnavailable` (the store failed; nothing stored, send the turn again) or
+        `SequenceConflict` (`expect`, the number of inputs the caller believes stored, is not what
+        the journal holds, or another worker stored this input first).
+        """
+        key = str(session_id)
+        entry = plain_entry(user_message, turn, top_k)
+
+        def live(state: SessionState) -> tuple[dict, Entry]:
+            answer, tape = self._taped(state, user_message, turn, top_k, None, replaying=False)
+            return answer, entry if tape is None else dataclasses.replace(entry, tape=tape)
+        return self.store.play(key, live, self._replay, expect)
+
+    def stored_turns(self, session_id: str) -> int | None:
+        """How many inputs the journal holds for a session (None: it does not know the session); its
+        live state is brought up to date on the way, ready for the next turn."""
+        key = str(session_id)
+        if self.store.sync(key, self._replay) is None:
+            return None
+        return self.store.position[key][1]
+
+    def last_turn(self, session_id: str) -> tuple[int, Entry, dict] | None:
+        """(inputs stored, the last input, its answer), replayed as needed: what a retried request
+        whose turn was stored before its answer was lost gets back."""
+        return self.store.last_answer(str(session_id), self._replay)
+
+    def _replay(self, state: SessionState, entry: Entry) -> dict:
+        return self._taped(state, entry.message, entry.turn, entry.top_k, entry.tape, replaying=True)[0]
+
+    def _taped(self, state: SessionState, user_message: Any, turn: Any, top_k: Any,
+               playback: list | None, replaying: bool) -> tuple[dict, list | None]:
+        """One guarded turn with the model's replies recorded (live) or played back (replaying: the
+        model is never called, even for an input stored without a recording)."""
+        if self.tape is None:
+            return self._turn(state, user_message, turn, top_k), None
+        self.tape.start(playback, replaying)
+        answer = self._turn(state, user_message, turn, top_k)
+        return answer, self.tape.take()
 
     def _turn(self, state: SessionState, user_message: Any, turn: Any, top_k: Any) -> dict:
         """One guarded turn on a state (a live one, or one being rebuilt from its journal)."""
@@ -157,13 +202,19 @@ class Agent:
         key = str(session_id)
         if key not in self.store:
             return SessionTrace(session_id=key, known=False)
-        state = self.store.state_for(key, self._turn)
+        state = self.store.state_for(key, self._replay)
         return SessionTrace(session_id=state.session_id, known=True, scenario=state.scenario,
                             turns=tuple(state.traces))
 
     def debug_snapshot(self, session_id: str) -> dict:
         """`trace(session_id)` as a JSON-serialisable dict."""
         return self.trace(session_id).to_dict()
+
+
+def _journal() -> Journal | str:
+    """The session journal: `AGENT_SESSION_STORE` when set, else SQLite (`AGENT_SESSION_DB` or memory)."""
+    url = os.environ.get(STORE_ENV_VAR)
+    return open_store(url) if url else (os.environ.get("AGENT_SESSION_DB") or ":memory:")
 
 
 def _positive_int(raw: str | None, default: int) -> int:

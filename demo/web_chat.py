@@ -37,6 +37,12 @@ def stored_chat_turn(agent: Any, lookup: Any, lock: threading.Lock, session_id: 
     """Answer one chat message of `session_id` (see the module docstring); raises TurnConflict,
     SessionError (the 10 turns are over) or StoreUnavailable."""
     with lock:
+        if turn is not None and turn > 1:          # the common case, in one read of the store
+            try:
+                resp = agent.take_turn(session_id, message, turn, P.TOP_K, expect=turn - 1)
+                return _view(lookup, resp, trace_of(agent, session_id), turn, message)
+            except SequenceConflict:
+                pass                               # not where the page thinks: decided below
         stored = agent.stored_turns(session_id)
         if stored is None:
             if turn not in (None, 1):

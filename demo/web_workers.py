@@ -170,11 +170,21 @@ class _Loader:
         self.loaded: tuple[Any, ProductLookup] | None = None
 
     def prepare(self) -> None:
-        """The index built and stored once, before any worker starts (the agent's optional hook)."""
+        """The index built and stored once, before any worker starts (the agent's optional hook), in a
+        process of its own: a cold build's peak memory is not left in the process the workers fork from."""
         from evaluator.local_evaluator import load_agent_class
         hook = getattr(load_agent_class(self.agent_spec), "prepare_catalog", None)
-        if callable(hook):
-            hook(str(self.catalog_path))
+        if not callable(hook):
+            return
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                hook(str(self.catalog_path))
+                code = 0
+            finally:
+                os._exit(code)
+        os.waitpid(pid, 0)
 
     def load(self) -> tuple[Any, ProductLookup]:
         if self.loaded is None:

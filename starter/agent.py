@@ -200,9 +200,9 @@ class Agent:
     def trace(self, session_id: str) -> SessionTrace:
         """Every decision of every turn of a session, typed (an evicted session is rebuilt first)."""
         key = str(session_id)
-        if key not in self.store:
+        state = self.store.sync(key, self._replay)
+        if state is None:
             return SessionTrace(session_id=key, known=False)
-        state = self.store.state_for(key, self._replay)
         return SessionTrace(session_id=state.session_id, known=True, scenario=state.scenario,
                             turns=tuple(state.traces))
 

@@ -101,7 +101,11 @@ class SessionStore:
         StoreError leaves nothing stored and no live state played past the journal.
         """
         for _ in range(CONFLICT_RETRIES):
-            state = self.state_for(session_id, replay)
+            state = self.sync(session_id, replay)
+            if state is None:
+                if expect:                    # the caller knows inputs that the journal does not
+                    raise SequenceConflict(f"session {session_id} is unknown here")
+                state = self.reset(session_id, {})
             generation, n = self.position[session_id]
             if expect is not None and expect != n:
                 raise SequenceConflict(f"session {session_id} has {n} stored inputs, not {expect}")

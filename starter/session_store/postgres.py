@@ -3,8 +3,8 @@
 One connection per process (the agent answers one turn at a time), opened on
 first use (an agent starts while the server is down) and dropped on any
 connection error, so a restarted server is reached again by the next call.  Every write is one transaction; an append
-first takes a share lock on the session's row, which a reset's update waits
-for, so an input is never stored under a generation that a reset has ended.
+share-locks the session's row (a reset's update waits for it), so an input
+is never stored under a generation that a reset has ended.
 """
 from __future__ import annotations
 
@@ -21,6 +21,12 @@ SCHEMA = ("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, profile TEX
           "generation BIGINT NOT NULL DEFAULT 1)",
           "CREATE TABLE IF NOT EXISTS inputs (id TEXT NOT NULL, n INTEGER NOT NULL, message TEXT NOT NULL, "
           "turn TEXT NOT NULL, top_k TEXT NOT NULL, tape TEXT, PRIMARY KEY (id, n))")
+
+# One statement, so one round trip: the input is inserted only while the session's row holds the
+# generation the turn was played on, and that row is share-locked meanwhile, so a concurrent reset
+# (an update of the row) waits for it or makes it insert nothing.
+APPEND_SQL = ("INSERT INTO inputs (id, n, message, turn, top_k, tape) SELECT %s, %s, %s, %s, %s, %s "
+              "WHERE EXISTS (SELECT 1 FROM sessions WHERE id = %s AND generation = %s FOR SHARE)")
 
 
 class PostgresJournal(Journal):
@@ -48,12 +54,15 @@ class PostgresJournal(Journal):
             self._conn = conn
         return self._conn
 
-    def _run(self, work: Any, *args: Any) -> Any:
-        """`work(conn, *args)` in one transaction; a lost server or failed statement -> StoreUnavailable."""
+    def _run(self, work: Any, single: bool = False) -> Any:
+        """`work(conn)` in one transaction (`single`: one statement, its own transaction: one round trip
+        instead of three); a lost server or failed statement -> StoreUnavailable."""
         try:
             conn = self._connection()
+            if single:
+                return work(conn)
             with conn.transaction():
-                return work(conn, *args)
+                return work(conn)
         except SequenceConflict:
             raise
         except self._pg.errors.UniqueViolation as exc:
@@ -93,17 +102,15 @@ class PostgresJournal(Journal):
         def work(conn: Any) -> list[tuple]:
             return conn.execute(READ_SQL.format(p="%s"), (start, session_id)).fetchall()
         with self._lock:
-            return snapshot_of(self._run(work), start)
+            return snapshot_of(self._run(work, single=True), start)
 
     def append(self, session_id: str, generation: int, n: int, entry: Entry) -> None:
         def work(conn: Any) -> None:
-            row = conn.execute("SELECT generation FROM sessions WHERE id = %s FOR SHARE", (session_id,)).fetchone()
-            if row is None or int(row[0]) != generation:
+            cur = conn.execute(APPEND_SQL, (session_id, n, *entry.columns(), session_id, generation))
+            if cur.rowcount != 1:
                 raise SequenceConflict(f"session {session_id} was reset or forgotten meanwhile")
-            conn.execute("INSERT INTO inputs (id, n, message, turn, top_k, tape) VALUES (%s, %s, %s, %s, %s, %s)",
-                         (session_id, n, *entry.columns()))
         with self._lock:
-            self._run(work)
+            self._run(work, single=True)
 
     def forget(self, session_id: str) -> None:
         def work(conn: Any) -> None:

@@ -33,8 +33,10 @@ class PostgresJournal(Journal):
     """Sessions in a PostgreSQL database named by a libpq URL."""
 
     def __init__(self, url: str) -> None:
-        import psycopg   # imported here: only this store needs the driver
-
+        try:
+            import psycopg   # imported here: only this store needs the driver
+        except ImportError:
+            raise ValueError("a postgresql:// session store needs psycopg 3: pip install -e '.[postgres]'") from None
         self._pg = psycopg
         self.url = url
         self._lock = threading.Lock()

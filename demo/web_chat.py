@@ -40,7 +40,7 @@ def stored_chat_turn(agent: Any, lookup: Any, lock: threading.Lock, session_id: 
         if turn is not None and turn > 1:          # the common case, in one read of the store
             try:
                 resp = agent.take_turn(session_id, message, turn, P.TOP_K, expect=turn - 1)
-                return _view(lookup, resp, trace_of(agent, session_id), turn, message)
+                return _view(lookup, resp, _last_trace(agent, session_id), turn, message)
             except SequenceConflict:
                 pass                               # not where the page thinks: decided below
         stored = agent.stored_turns(session_id)
@@ -61,7 +61,7 @@ def stored_chat_turn(agent: Any, lookup: Any, lock: threading.Lock, session_id: 
                 resp = agent.take_turn(session_id, message, turn, P.TOP_K, expect=stored)
             except SequenceConflict:
                 resp = _stored_answer(agent, session_id, message, turn)
-        trace = trace_of(agent, session_id)
+        trace = _last_trace(agent, session_id)
     return _view(lookup, resp, trace, turn, message)
 
 
@@ -86,16 +86,24 @@ def _stored_answer(agent: Any, session_id: str, message: str, turn: int) -> Any:
     raise TurnConflict(f"turn {turn} of this session was already sent with another message")
 
 
+def _last_trace(agent: Any, session_id: str) -> Any:
+    """The trace of the turn just answered: the agent's live state holds it (no second store read)."""
+    last = getattr(agent, "last_trace", None)
+    if callable(last):
+        return last(session_id)
+    turns = trace_of(agent, session_id).turns
+    return turns[-1] if turns else None
+
+
 def _view(lookup: Any, resp: Any, trace: Any, turn: int, message: str) -> TurnView:
     if not P.valid_response(resp):
         resp = {"message": "", "ask_attribute": None, "recommendations": []}
     recs = P.normalize_recommendations(resp.get("recommendations"), lookup.ids)
-    turns = list(trace.turns)
     ask = resp.get("ask_attribute")
     return TurnView(turn=turn, customer=message, agent=resp["message"],
                     ask_attribute=ask if isinstance(ask, (str, type(None))) else repr(ask),
                     products=_products(lookup, recs, _scores(resp), None),
-                    explain=explain(turns[-1] if turns else None))
+                    explain=explain(trace))
 
 
 __all__ = ["StoreUnavailable", "TurnConflict", "store_reachable", "stored_chat_turn", "uses_store"]

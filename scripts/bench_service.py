@@ -201,7 +201,8 @@ def run_once(args: argparse.Namespace, workers: int, faults: bool, catalog: Path
     cluster = PgCluster().start()
     try:
         store = cluster.create_database("sessions")
-        server = Server(workers, store, catalog, out_dir / f"server_{workers}w.log", args.max_queue or args.clients)
+        server = Server(workers, store, catalog, out_dir / f"{Path(args.out).stem}.server_{workers}w.log",
+                        args.max_queue or args.clients)
         convs = conversations(args.conversations, args.template_only, args.dataset)
         targets = load_catalog_view(catalog, {c.row["ground_truth"]["parent_asin"] for c in convs})
         fault = Faults(server, cluster, len(convs) * args.turns, 0.3 if faults else None, 0.6 if faults else None)
@@ -296,6 +297,26 @@ def report(run: dict, lost: int, differing: int, examples: list[str], turns: int
     return lines, figures
 
 
+def _spin(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x += i * i % 7
+    return x
+
+
+def machine_scaling(n: int = 4_000_000) -> float:
+    """How much more pure-Python work two processes do than one on this machine (2.0 on two free
+    cores): the ceiling of any 2-worker speed-up here, before the client and the database take their share."""
+    import multiprocessing
+    rates = []
+    for procs in (1, 2):
+        with multiprocessing.get_context("fork").Pool(procs) as pool:
+            t0 = time.perf_counter()
+            pool.map(_spin, [n] * procs)
+            rates.append(procs / (time.perf_counter() - t0))
+    return rates[1] / rates[0]
+
+
 CLEAN_MS = 1.5     # CPU ms per turn served that the machine spent on work not ours: above it, a round is noisy
 
 
@@ -370,8 +391,11 @@ def main(argv: list[str] | None = None) -> int:
         lines += ["", *text]
         all_figures.append(figures)
         print("\n".join(text), flush=True)
-    if len(counts) > 1:
-        lines += ["", *scaling_summary(all_figures)]
+    if len(set(counts)) > 1:
+        wait_for_quiet(args.quiet_wait) if args.quiet_wait else None
+        ceiling = machine_scaling()
+        lines += ["", *scaling_summary(all_figures),
+                  f"this machine: two processes of pure-Python work do {ceiling:.2f}x the work of one"]
     out.write_text("\n".join(lines) + "\n")
     out.with_suffix(".json").write_text(json.dumps(all_figures, indent=1) + "\n")
     print(f"wrote {out}")

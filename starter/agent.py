@@ -206,6 +206,12 @@ class Agent:
         return SessionTrace(session_id=state.session_id, known=True, scenario=state.scenario,
                             turns=tuple(state.traces))
 
+    def last_trace(self, session_id: str) -> TurnTrace | None:
+        """The trace of the turn this process last answered or replayed for a session (no store read:
+        right after `take_turn` or `last_turn`, that turn's decisions)."""
+        state = self.store.live.get(str(session_id))
+        return state.traces[-1] if state is not None and state.traces else None
+
     def debug_snapshot(self, session_id: str) -> dict:
         """`trace(session_id)` as a JSON-serialisable dict."""
         return self.trace(session_id).to_dict()

@@ -20,7 +20,7 @@ import logging
 import math
 import threading
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +155,8 @@ class TurnView:
     target_shown_uncounted: bool = False  # target listed before an intent override (does not count)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        # Its fields hold plain JSON values already (`explain`, product cards): no deep copy per turn.
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass

@@ -32,13 +32,13 @@ import json
 import re
 import sys
 import threading
-import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from demo.session import ChatSession, ProductLookup, SessionError, SessionResult, find_row, play_evaluator_session
+from demo.web_chat import StoreUnavailable, stored_chat_turn, uses_store
 from evaluator.data import read_jsonl
 from evaluator.perturb import MODES, parse_modes
 
@@ -192,6 +192,8 @@ class DemoApp:
             raise ApiError(400, f"message too long ({MAX_MESSAGE} characters at most)")
         if not is_valid_text(message):
             raise ApiError(400, "message must be valid UTF-8 text (no lone surrogates)")
+        if uses_store(self.agent):
+            return self._stored_chat(body, message.strip())
         chat = self._chat(body.get("session"))
         assert chat is not None
         try:
@@ -200,7 +202,32 @@ class DemoApp:
             raise ApiError(409, str(exc)) from None
         return {"session": body["session"], "turn": view.turn, "done": chat.done, "view": view.to_dict()}
 
+    def _stored_chat(self, body: dict, message: str) -> dict:
+        """A chat turn whose session lives in the agent's store (demo.web_chat): no chat is held here."""
+        session, turn = body.get("session"), body.get("turn")
+        if not isinstance(session, str) or not _ID_RE.match(session):
+            raise ApiError(400, "session must be 1-64 characters of letters, digits, '-' or '_'")
+        if turn is not None and (not isinstance(turn, int) or isinstance(turn, bool) or not 1 <= turn <= 10):
+            raise ApiError(400, "turn must be an integer 1-10 (the turn being sent), or absent")
+        try:
+            view = stored_chat_turn(self.agent, self.lookup, self.agent_lock, f"web-{session}", message, turn)
+        except StoreUnavailable:
+            raise ApiError(503, "session store unavailable; try again shortly") from None
+        except SessionError as exc:
+            raise ApiError(409, str(exc)) from None
+        return {"session": session, "turn": view.turn, "done": view.turn >= 10, "view": view.to_dict()}
+
     def reset(self, body: dict) -> dict:
+        if uses_store(self.agent):
+            session = body.get("session")
+            if not isinstance(session, str) or not _ID_RE.match(session):
+                raise ApiError(400, "session must be 1-64 characters of letters, digits, '-' or '_'")
+            try:
+                with self.agent_lock:
+                    self.agent.reset(f"web-{session}", {})
+            except StoreUnavailable:
+                raise ApiError(503, "session store unavailable; try again shortly") from None
+            return {"session": session, "reset": True}
         chat = self._chat(body.get("session"), create=False)
         if chat is not None:
             chat.reset()
@@ -211,8 +238,16 @@ class DemoApp:
         if not isinstance(dataset, str) or not isinstance(sample_id, str):
             raise ApiError(400, "dataset and sample_id must be strings")
         perturb = body.get("perturb", "none")
+        replay_id, result = self._play_replay(dataset, sample_id, perturb if isinstance(perturb, str) else "")
+        return {"replay": replay_id, "dataset": dataset, "sample_id": result.sample_id,
+                "scenario_type": result.scenario_type, "perturb": result.perturb, "target": result.target,
+                "turns": len(result.turns)}
+
+    def _play_replay(self, dataset: str, sample_id: str, perturb: str) -> tuple[str, SessionResult]:
+        """Play an evaluator session; its replay id names what was played, so that any worker
+        (web_server --workers) can play it again when a step reaches one that did not start it."""
         try:
-            modes = parse_modes(perturb if isinstance(perturb, str) else "")
+            modes = parse_modes(perturb)
             index, row = find_row(self.rows(dataset), sample_id)
         except (ValueError, SessionError) as exc:
             raise ApiError(400, str(exc)) from None
@@ -222,27 +257,43 @@ class DemoApp:
                 result = play_evaluator_session(self.agent, self.lookup, row, index, modes, 0.35, label)
             except SessionError as exc:
                 raise ApiError(400, str(exc)) from None
-        replay_id = uuid.uuid4().hex[:16]
+        replay_id = base64.urlsafe_b64encode(json.dumps([dataset, sample_id, label]).encode()).decode().rstrip("=")
         with self.state_lock:
+            self.replays.pop(replay_id, None)
             if len(self.replays) >= MAX_REPLAYS:
                 self.replays.popitem(last=False)
             self.replays[replay_id] = Replay(result, dataset)
-        return {"replay": replay_id, "dataset": dataset, "sample_id": result.sample_id,
-                "scenario_type": result.scenario_type, "perturb": label, "target": result.target,
-                "turns": len(result.turns)}
+        return replay_id, result
 
-    def replay_step(self, body: dict) -> dict:
-        replay_id = body.get("replay")
+    def _replay_of(self, replay_id: Any) -> Replay:
+        """The replay `replay_id` names: kept here, or played again (started by another worker)."""
         with self.state_lock:
             rep = self.replays.get(replay_id) if isinstance(replay_id, str) else None
-            if rep is None:
-                raise ApiError(404, "unknown replay; start one first")
-            if rep.shown >= len(rep.result.turns):
+        if rep is not None:
+            return rep
+        try:
+            assert isinstance(replay_id, str) and len(replay_id) <= 400
+            dataset, sample_id, label = json.loads(base64.urlsafe_b64decode(replay_id + "=" * (-len(replay_id) % 4)))
+            assert all(isinstance(x, str) for x in (dataset, sample_id, label))
+        except (AssertionError, ValueError, TypeError):
+            raise ApiError(404, "unknown replay; start one first") from None
+        self._play_replay(dataset, sample_id, "" if label == "none" else label)
+        with self.state_lock:
+            return self.replays[replay_id]
+
+    def replay_step(self, body: dict) -> dict:
+        replay_id, step = body.get("replay"), body.get("step")
+        if step is not None and (not isinstance(step, int) or isinstance(step, bool) or step < 0):
+            raise ApiError(400, "step must be a non-negative integer (the steps already shown), or absent")
+        rep = self._replay_of(replay_id)
+        with self.state_lock:
+            shown = rep.shown if step is None else step
+            if shown >= len(rep.result.turns):
                 raise ApiError(409, "replay finished")
-            view = rep.result.turns[rep.shown]
-            rep.shown += 1
+            view = rep.result.turns[shown]
+            rep.shown = shown + 1
             last = rep.shown >= len(rep.result.turns)
-        return {"replay": replay_id, "step": rep.shown, "turns": len(rep.result.turns), "last": last,
+        return {"replay": replay_id, "step": shown + 1, "turns": len(rep.result.turns), "last": last,
                 "view": view.to_dict(), "outcome": rep.result.outcome() if last else None}
 
 

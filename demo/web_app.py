@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -37,6 +38,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from demo.web import MAX_BODY, ApiError, DemoApp, Page, is_valid_text, json_bytes
+from demo.web_chat import store_reachable
 
 MAX_DEPTH = 32               # JSON nesting; the API's bodies are flat objects
 MAX_AGENT_QUEUE = 16         # agent calls waiting or running before 503 busy
@@ -238,6 +240,16 @@ def create_app(state: WebState, *, max_agent_queue: int = MAX_AGENT_QUEUE,
     async def info(request: Request) -> Response:
         return json_response(200, demo().info())       # cheap: answered on the event loop
 
+    async def healthz(request: Request) -> Response:
+        return json_response(200, {"status": "ok", "pid": os.getpid()})     # the process answers
+
+    async def readyz(request: Request) -> Response:
+        """Ready for turns: the agent is loaded and its session store answers (a balancer's check)."""
+        app = demo()
+        if not await run_in_threadpool(store_reachable, app.agent):
+            raise ApiError(503, "session store unavailable")
+        return json_response(200, {"ready": True, "pid": os.getpid()})
+
     async def sessions(request: Request) -> Response:
         app = demo()
         dataset = request.query_params.get("dataset", "public")
@@ -260,6 +272,8 @@ def create_app(state: WebState, *, max_agent_queue: int = MAX_AGENT_QUEUE,
               Route("/index.html", answers(page), methods=["GET"]),
               Route("/favicon.ico", answers(favicon), methods=["GET"]),
               Route("/api/info", answers(info), methods=["GET"]),
+              Route("/healthz", answers(healthz), methods=["GET"]),
+              Route("/readyz", answers(readyz), methods=["GET"]),
               Route("/api/sessions", answers(sessions), methods=["GET"]),
               Route("/api/chat", answers(post("chat", True)), methods=["POST"]),
               Route("/api/reset", answers(post("reset", True)), methods=["POST"]),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import socket
 import sys
 import threading
@@ -172,11 +173,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-alive", type=float, default=KEEP_ALIVE,
                     help="seconds an idle connection stays open (default %(default)s)")
     ap.add_argument("--verbose", action="store_true", help="log every request")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="worker processes forked after the agent is loaded once (default %(default)s); "
+                         "see docs/operations.md")
+    ap.add_argument("--session-store", metavar="URL",
+                    help="where conversations live: memory, sqlite:///PATH or postgresql://... "
+                         "(default $AGENT_SESSION_STORE; with --workers > 1, a SQLite file for this run)")
+    ap.add_argument("--no-preload", action="store_true", help=argparse.SUPPRESS)   # each worker loads (measurement)
     add_no_cache_argument(ap)
     args = ap.parse_args(argv)
     try:
         if not 0 <= args.port <= 65535:
             raise ValueError(f"--port must be 0-65535, got {args.port}")
+        if not 1 <= args.workers <= 64:
+            raise ValueError(f"--workers must be 1-64, got {args.workers}")
         catalog_path = resolve_catalog(args.catalog)
         extra = {}
         for spec in args.dataset:
@@ -192,6 +202,15 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {bind_error_message(args.port, exc)}", file=sys.stderr)
         return 2
+    if args.workers > 1:
+        from demo.web_workers import serve
+        print(f"serving http://{HOST}:{sock.getsockname()[1]}/ with {args.workers} workers (Ctrl-C to stop); "
+              f"loading {catalog_path} ...", flush=True)
+        return serve(sock, catalog_path, args.agent, extra, args.workers, args.session_store,
+                     lambda app: make_config(app, keep_alive=args.keep_alive, verbose=args.verbose),
+                     preload=not args.no_preload, max_queue=args.max_queue)
+    if args.session_store:
+        os.environ["AGENT_SESSION_STORE"] = args.session_store
     state = WebState(render_page(str(catalog_path)))
     server = uvicorn.Server(make_config(create_app(state, max_agent_queue=args.max_queue, body_timeout=BODY_TIMEOUT),
                                         keep_alive=args.keep_alive, verbose=args.verbose))

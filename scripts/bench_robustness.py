@@ -123,9 +123,9 @@ def main(argv: list[str] | None = None) -> int:
               for ms, msg in slow]
     lines.append("RSS after every 100 sessions (MB): " + ", ".join(f"{n}:{mb:.0f}" for n, mb in rss_curve))
     lines.append(f"live sessions {len(agent.sessions)}, evicted {agent.store.evicted}, rebuilt {agent.store.rebuilt}")
-    from starter.template import similarity as SIM
-    journal = agent.store.db.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(message)), 0) FROM inputs").fetchone()
-    lines.append(f"cache entries: token sets {len(SIM._TOKSET_CACHE)}, IDF weights {len(agent.index._weights)}, "
+    from starter.template import similarity
+    journal = agent.store.journal.stats()
+    lines.append(f"cache entries: token sets {len(similarity._TOKSET_CACHE)}, IDF weights {len(agent.index._weights)}, "
                  f"product tokens {len(agent.index._product_tokens)}, spelling corrections "
                  f"{len(agent.gate.clues._correct_cache)}; journal {journal[0]} inputs, {journal[1] / 1e6:.1f} MB of text")
     report("\n".join(lines), args.out)

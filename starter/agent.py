@@ -9,6 +9,7 @@ the transcript.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gc
 import logging
 import traceback
@@ -24,7 +25,9 @@ from starter.model import LLMClient, LLMConfig
 from starter.reading.parse import coerce_message
 from starter.replies import SAFE_MESSAGE, SAFE_QUESTION
 from starter.template.rerank import Reranker
-from starter.conversation.sessions import SessionStore
+from starter.session_store import ENV_VAR as STORE_ENV_VAR, Entry, Journal, StoreError, open_store
+from starter.session_store.tape import ModelTape
+from starter.conversation.sessions import SessionStore, plain_entry
 from starter.conversation.state import SessionState, TurnTraced, apply
 from starter.conversation.trace import SessionTrace, TurnTrace
 from starter.turn import TurnPipeline
@@ -49,20 +52,23 @@ class Agent:
         self.gate = Gate(self.index, GROUNDING)
         self.index.release_clue_words()
         self.llm_config = LLMConfig.from_env(env)
-        self.llm, reranker = self._model_parts()
-        understander = Understander(self.gate, self.settings.understanding, self.llm)
+        self.llm, self.tape, reranker = self._model_parts()
+        understander = Understander(self.gate, self.settings.understanding,
+                                    self.tape if self.llm is not None else None)
         self.pipeline = TurnPipeline(self.index, self.gate, self.settings, understander, reranker)
         # Live sessions are bounded (a session holds a track per candidate, thousands on the
         # free-text path); an evicted one is rebuilt from its journal on its next message.
         self.max_sessions = _positive_int(env.get("AGENT_MAX_SESSIONS"), 64)
-        self.store = SessionStore(self.max_sessions, env.get("AGENT_SESSION_DB") or ":memory:")
+        self.store = SessionStore(self.max_sessions, _journal(env))
 
-    def _model_parts(self) -> tuple[LLMClient | None, Reranker | None]:
-        """The model client (when LLM_ENABLED) and the reranker (when RERANK_METHOD names one)."""
+    def _model_parts(self) -> tuple[LLMClient | None, ModelTape | None, Reranker | None]:
+        """The model client (when LLM_ENABLED), the tape every model call goes through (recorded with the
+        turn's input, played back on a replay) and the reranker (when RERANK_METHOD names one)."""
         config = self.llm_config
         needs_client = config.enabled or config.rerank_method != "none"
         client = LLMClient(config) if needs_client else None
         llm = client if config.enabled else None
+        tape = ModelTape(client) if client is not None else None
         if llm is not None:
             # One probe at start, one line either way: a missing server must not go unnoticed.
             if llm.available(refresh=True):
@@ -70,12 +76,12 @@ class Agent:
             else:
                 log.warning("model path: %s is unreachable; the deterministic fallback answers", config.describe())
         reranker = None
-        if client is not None and config.rerank_method != "none":
+        if tape is not None and config.rerank_method != "none":
             if config.embed_backend == "sentence-transformers":
                 client.warm_up()
-            reranker = Reranker(self.index, client, config.rerank_method, config.rerank_top_n, config.rerank_weight,
+            reranker = Reranker(self.index, tape, config.rerank_method, config.rerank_top_n, config.rerank_weight,
                                 self.settings.rerank.rerank_window)
-        return llm, reranker
+        return llm, tape, reranker
 
     def freeze_for_serving(self) -> None:
         """For the process that owns the interpreter (the evaluator, a server), after construction: move
@@ -120,14 +126,54 @@ class Agent:
 
     def respond(self, session_id: str, user_message: str, turn: int = 1, top_k: int = TOP_K) -> dict:
         """One turn; always returns the contract shape."""
-        key = str(session_id)
         try:
-            state = self.store.state_for(key, self._turn)
-            self.store.record(key, user_message, turn, top_k)
-        except Exception:  # a journal fault must not lose the turn: play it on a fresh state
-            log.exception("session store failed for %s", key)
-            state = SessionState(session_id=key)
-        return self._turn(state, user_message, turn, top_k)
+            return self.take_turn(session_id, user_message, turn, top_k)
+        except StoreError as exc:   # nothing stored: the safe answer, and the same turn may be sent again
+            log.warning("session store failed for %s: %s", session_id, exc)
+            return {"message": SAFE_MESSAGE, "ask_attribute": SAFE_QUESTION, "recommendations": [],
+                    "usage": {"prompt_tokens": 0, "completion_tokens": 0}}
+
+    def take_turn(self, session_id: str, user_message: Any, turn: Any = 1, top_k: Any = TOP_K,
+                  expect: int | None = None) -> dict:
+        """`respond` for a service: the turn is answered only once it is stored.
+
+        Raises `StoreUnavailable` (the store failed; nothing stored, send the turn again) or
+        `SequenceConflict` (`expect`, the number of inputs the caller believes stored, is not what
+        the journal holds, or another worker stored this input first).
+        """
+        key = str(session_id)
+        entry = plain_entry(user_message, turn, top_k)
+
+        def live(state: SessionState) -> tuple[dict, Entry]:
+            answer, tape = self._taped(state, user_message, turn, top_k, None, replaying=False)
+            return answer, entry if tape is None else dataclasses.replace(entry, tape=tape)
+        return self.store.play(key, live, self._replay, expect)
+
+    def stored_turns(self, session_id: str) -> int | None:
+        """How many inputs the journal holds for a session (None: it does not know the session); its
+        live state is brought up to date on the way, ready for the next turn."""
+        key = str(session_id)
+        if self.store.sync(key, self._replay) is None:
+            return None
+        return self.store.position[key][1]
+
+    def last_turn(self, session_id: str) -> tuple[int, Entry, dict] | None:
+        """(inputs stored, the last input, its answer), replayed as needed: what a retried request
+        whose turn was stored before its answer was lost gets back."""
+        return self.store.last_answer(str(session_id), self._replay)
+
+    def _replay(self, state: SessionState, entry: Entry) -> dict:
+        return self._taped(state, entry.message, entry.turn, entry.top_k, entry.tape, replaying=True)[0]
+
+    def _taped(self, state: SessionState, user_message: Any, turn: Any, top_k: Any,
+               playback: list | None, replaying: bool) -> tuple[dict, list | None]:
+        """One guarded turn with the model's replies recorded (live) or played back (replaying: the
+        model is never called, even for an input stored without a recording)."""
+        if self.tape is None:
+            return self._turn(state, user_message, turn, top_k), None
+        self.tape.start(playback, replaying)
+        answer = self._turn(state, user_message, turn, top_k)
+        return answer, self.tape.take()
 
     def _turn(self, state: SessionState, user_message: Any, turn: Any, top_k: Any) -> dict:
         """One guarded turn on a state (a live one, or one being rebuilt from its journal)."""
@@ -153,11 +199,17 @@ class Agent:
     def trace(self, session_id: str) -> SessionTrace:
         """Every decision of every turn of a session, typed (an evicted session is rebuilt first)."""
         key = str(session_id)
-        if key not in self.store:
+        state = self.store.sync(key, self._replay)
+        if state is None:
             return SessionTrace(session_id=key, known=False)
-        state = self.store.state_for(key, self._turn)
         return SessionTrace(session_id=state.session_id, known=True, scenario=state.scenario, path=state.path,
                             turns=tuple(state.traces))
+
+    def last_trace(self, session_id: str) -> TurnTrace | None:
+        """The trace of the turn this process last answered or replayed for a session (no store read:
+        right after `take_turn` or `last_turn`, that turn's decisions)."""
+        state = self.store.live.get(str(session_id))
+        return state.traces[-1] if state is not None and state.traces else None
 
     def debug_snapshot(self, session_id: str) -> dict:
         """`trace(session_id)` as a JSON-serialisable dict."""
@@ -177,6 +229,12 @@ def _open_index(catalog_path: str | None, settings: Settings, cache: IndexCache 
         raise
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogError(f"cannot read catalog {catalog_path}: {exc}") from exc
+
+
+def _journal(env: dict[str, str]) -> Journal | str:
+    """The session journal: `AGENT_SESSION_STORE` when set, else SQLite (`AGENT_SESSION_DB` or memory)."""
+    url = env.get(STORE_ENV_VAR)
+    return open_store(url) if url else (env.get("AGENT_SESSION_DB") or ":memory:")
 
 
 def _positive_int(raw: str | None, default: int) -> int:

@@ -80,3 +80,31 @@ def server():
         yield fake
     finally:
         fake.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """A throwaway PostgreSQL server for the run (initdb into a temporary folder, stopped at the end)."""
+    import os
+    required = os.environ.get("TECHJAM_REQUIRE_POSTGRES") == "1"     # set by .ci/run once it is installed
+    from scripts.pg_cluster import PgCluster
+    try:
+        import psycopg  # noqa: F401
+        cluster = PgCluster()
+    except (ImportError, FileNotFoundError) as exc:
+        if required:
+            pytest.fail(f"TECHJAM_REQUIRE_POSTGRES=1 but {exc}")
+        pytest.skip(str(exc))
+    try:
+        yield cluster.start()
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture()
+def pg_url(pg_cluster, request) -> str:
+    """A fresh database on the run's PostgreSQL server, for one test."""
+    import re
+    import uuid
+    name = re.sub(r"[^a-z0-9_]", "_", request.node.name.lower())[:40] + "_" + uuid.uuid4().hex[:6]
+    return pg_cluster.create_database(name)

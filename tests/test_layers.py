@@ -24,7 +24,8 @@ STARTER_ROOMS = {
     "reading": {"settings", "index", "model"},
     "template": {"settings", "index", "reading", "model", "conversation", "replies"},
     "people": {"settings", "index", "reading", "template", "conversation", "replies"},
-    "conversation": {"settings", "index", "reading", "template"},
+    "conversation": {"settings", "index", "reading", "template", "session_store"},
+    "session_store": {"model"},
 }
 # modules of the conversation room that hold state and its journal: they read the template's types only
 STATE_MODULES = ("state", "sessions", "trace")

@@ -1,0 +1,109 @@
+"""A chat turn of the web demo when the agent keeps its sessions in a store (`Agent.take_turn`).
+
+The web process holds nothing of a chat: its turn count is what the session
+store holds, so every conversation survives the process, any worker can
+answer any message, and no chat is dropped to make room for another.  The
+page sends the turn number it is sending; with it a request is idempotent:
+
+- turn n+1 (n stored): played and stored as input n;
+- turn n, the same message as stored input n-1: a retry whose answer was lost
+  (a worker died after storing it, a connection broke): the stored turn's
+  answer is given again, replayed, never played twice;
+- anything else, or another worker storing input n first with another
+  message: 409 with the session's turn, never a silent fork.
+
+A store that is down is 503 (nothing stored): the page retries.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import contest as P
+from demo.session import SessionError, TurnView, _products, _scores, explain, trace_of
+from starter.session_store import SequenceConflict, StoreUnavailable
+
+
+class TurnConflict(SessionError):
+    """The session is not where the request expects it (another tab, or a turn already stored)."""
+
+
+def uses_store(agent: Any) -> bool:
+    return callable(getattr(agent, "take_turn", None)) and callable(getattr(agent, "stored_turns", None))
+
+
+def stored_chat_turn(agent: Any, lookup: Any, lock: threading.Lock, session_id: str, message: str,
+                     turn: int | None) -> TurnView:
+    """Answer one chat message of `session_id` (see the module docstring); raises TurnConflict,
+    SessionError (the 10 turns are over) or StoreUnavailable."""
+    with lock:
+        if turn is not None and turn > 1:          # the common case, in one read of the store
+            try:
+                resp = agent.take_turn(session_id, message, turn, P.TOP_K, expect=turn - 1)
+                return _view(lookup, resp, _last_trace(agent, session_id), turn, message)
+            except SequenceConflict:
+                pass                               # not where the page thinks: decided below
+        stored = agent.stored_turns(session_id)
+        if stored is None:
+            if turn not in (None, 1):
+                raise TurnConflict(f"unknown session (turn {turn} sent); start a new session")
+            agent.reset(session_id, {})
+            stored = 0
+        if turn is not None and turn == stored:
+            resp = _stored_answer(agent, session_id, message, turn)
+        elif turn is not None and turn != stored + 1:
+            raise TurnConflict(f"this session is at turn {stored + 1}, not {turn}; reload it or start a new one")
+        else:
+            if stored >= P.MAX_TURNS:
+                raise SessionError(f"this session has had its {P.MAX_TURNS} turns; reset to start again")
+            turn = stored + 1
+            try:
+                resp = agent.take_turn(session_id, message, turn, P.TOP_K, expect=stored)
+            except SequenceConflict:
+                resp = _stored_answer(agent, session_id, message, turn)
+        trace = _last_trace(agent, session_id)
+    return _view(lookup, resp, trace, turn, message)
+
+
+def store_reachable(agent: Any) -> bool:
+    """Does the agent's session store answer (True for an agent that keeps no store)?"""
+    store = getattr(agent, "store", None)
+    journal = getattr(store, "journal", None)
+    if journal is None:
+        return True
+    try:
+        journal.read("-", 2**31 - 1)
+    except StoreUnavailable:
+        return False
+    return True
+
+
+def _stored_answer(agent: Any, session_id: str, message: str, turn: int) -> Any:
+    """The answer of stored turn `turn` if it is this very message (a retry), else TurnConflict."""
+    last = agent.last_turn(session_id)
+    if last is not None and last[0] == turn and last[1].turn == turn and last[1].message == message:
+        return last[2]
+    raise TurnConflict(f"turn {turn} of this session was already sent with another message")
+
+
+def _last_trace(agent: Any, session_id: str) -> Any:
+    """The trace of the turn just answered: the agent's live state holds it (no second store read)."""
+    last = getattr(agent, "last_trace", None)
+    if callable(last):
+        return last(session_id)
+    turns = trace_of(agent, session_id).turns
+    return turns[-1] if turns else None
+
+
+def _view(lookup: Any, resp: Any, trace: Any, turn: int, message: str) -> TurnView:
+    if not P.valid_response(resp):
+        resp = {"message": "", "ask_attribute": None, "recommendations": []}
+    recs = P.normalize_recommendations(resp.get("recommendations"), lookup.ids)
+    ask = resp.get("ask_attribute")
+    return TurnView(turn=turn, customer=message, agent=resp["message"],
+                    ask_attribute=ask if isinstance(ask, (str, type(None))) else repr(ask),
+                    products=_products(lookup, recs, _scores(resp), None),
+                    explain=explain(trace))
+
+
+__all__ = ["StoreUnavailable", "TurnConflict", "store_reachable", "stored_chat_turn", "uses_store"]

@@ -1,0 +1,133 @@
+"""The PostgreSQL journal: sessions shared by workers on any number of machines.
+
+One connection per process (the agent answers one turn at a time), opened on
+first use (an agent starts while the server is down) and dropped on any
+connection error, so a restarted server is reached again by the next call.  Every write is one transaction; an append
+share-locks the session's row (a reset's update waits for it), so an input
+is never stored under a generation that a reset has ended.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from starter.session_store import (READ_SQL, Entry, Journal, SequenceConflict, Snapshot, StoreUnavailable,
+                                   profile_text, snapshot_of)
+
+CONNECT_TIMEOUT = 3           # seconds to reach the server before the call fails (and may be retried)
+STATEMENT_TIMEOUT_MS = 10_000
+SCHEMA_LOCK = 724_2401        # advisory lock: workers starting together create the tables once
+SCHEMA = ("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, profile TEXT NOT NULL, "
+          "generation BIGINT NOT NULL DEFAULT 1)",
+          "CREATE TABLE IF NOT EXISTS inputs (id TEXT NOT NULL, n INTEGER NOT NULL, message TEXT NOT NULL, "
+          "turn TEXT NOT NULL, top_k TEXT NOT NULL, tape TEXT, PRIMARY KEY (id, n))")
+
+# One statement, so one round trip: the input is inserted only while the session's row holds the
+# generation the turn was played on, and that row is share-locked meanwhile, so a concurrent reset
+# (an update of the row) waits for it or makes it insert nothing.
+APPEND_SQL = ("INSERT INTO inputs (id, n, message, turn, top_k, tape) SELECT %s, %s, %s, %s, %s, %s "
+              "WHERE EXISTS (SELECT 1 FROM sessions WHERE id = %s AND generation = %s FOR SHARE)")
+
+
+class PostgresJournal(Journal):
+    """Sessions in a PostgreSQL database named by a libpq URL."""
+
+    def __init__(self, url: str) -> None:
+        try:
+            import psycopg   # imported here: only this store needs the driver
+        except ImportError:
+            raise ValueError("a postgresql:// session store needs psycopg 3: pip install -e '.[postgres]'") from None
+        self._pg = psycopg
+        self.url = url
+        self._lock = threading.Lock()
+        self._conn: Any = None
+
+    # ---- connection ---------------------------------------------------------------------
+    def _connection(self) -> Any:
+        if self._conn is None or self._conn.closed:
+            conn = self._pg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
+                                    options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
+            try:
+                with conn.transaction():      # on every new connection: the server may be a new one
+                    self._create_schema(conn)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def _run(self, work: Any, single: bool = False) -> Any:
+        """`work(conn)` in one transaction (`single`: one statement, its own transaction: one round trip
+        instead of three); a lost server or failed statement -> StoreUnavailable."""
+        try:
+            conn = self._connection()
+            if single:
+                return work(conn)
+            with conn.transaction():
+                return work(conn)
+        except SequenceConflict:
+            raise
+        except self._pg.errors.UniqueViolation as exc:
+            raise SequenceConflict(str(exc).splitlines()[0]) from None
+        except self._pg.Error as exc:
+            self._drop()
+            raise StoreUnavailable(f"session store: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") \
+                from exc
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except self._pg.Error:
+                pass
+
+    @staticmethod
+    def _create_schema(conn: Any) -> None:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+        for statement in SCHEMA:
+            conn.execute(statement)
+
+    # ---- journal ------------------------------------------------------------------------
+    def reset(self, session_id: str, profile: dict) -> int:
+        def work(conn: Any) -> int:
+            row = conn.execute(
+                "INSERT INTO sessions (id, profile, generation) VALUES (%s, %s, 1) ON CONFLICT (id) DO UPDATE "
+                "SET profile = EXCLUDED.profile, generation = sessions.generation + 1 RETURNING generation",
+                (session_id, profile_text(profile))).fetchone()
+            conn.execute("DELETE FROM inputs WHERE id = %s", (session_id,))
+            return int(row[0])
+        with self._lock:
+            return self._run(work)
+
+    def read(self, session_id: str, start: int = 0) -> Snapshot | None:
+        def work(conn: Any) -> list[tuple]:
+            return conn.execute(READ_SQL.format(p="%s"), (start, session_id)).fetchall()
+        with self._lock:
+            return snapshot_of(self._run(work, single=True), start)
+
+    def append(self, session_id: str, generation: int, n: int, entry: Entry) -> None:
+        def work(conn: Any) -> None:
+            cur = conn.execute(APPEND_SQL, (session_id, n, *entry.columns(), session_id, generation))
+            if cur.rowcount != 1:
+                raise SequenceConflict(f"session {session_id} was reset or forgotten meanwhile")
+        with self._lock:
+            self._run(work, single=True)
+
+    def forget(self, session_id: str) -> None:
+        def work(conn: Any) -> None:
+            conn.execute("DELETE FROM inputs WHERE id = %s", (session_id,))
+            conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+        with self._lock:
+            self._run(work)
+
+    def stats(self) -> tuple[int, int]:
+        def work(conn: Any) -> tuple:
+            return conn.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(message)), 0) FROM inputs").fetchone()
+        with self._lock:
+            row = self._run(work)
+        return int(row[0]), int(row[1])
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()

@@ -143,16 +143,12 @@ class PostingScorer:
         if got is not None:
             self._counts.move_to_end(key)
             return got
-        starts = self._positions(table, terms[0])
-        for k, term in enumerate(terms[1:], 1):
-            starts = np.intersect1d(starts, self._positions(table, term) - k, assume_unique=True)
+        found = self._instances(table, terms)
         width = len(self.columns[table])
-        if not len(starts):
+        if found is None:
             got = (np.zeros(0, dtype=np.int64), np.zeros((0, width)))
         else:
-            places, counts = _runs(starts >> _OFFSET_BITS)          # (row, column), sorted
-            column = places & ((1 << _COLUMN_BITS) - 1)
-            docs, per_doc = _runs(places >> _COLUMN_BITS)
+            docs, per_doc, column, counts = found
             matrix = np.zeros((len(docs), width), dtype=np.float64)
             matrix[np.repeat(np.arange(len(docs)), per_doc), column] = counts
             got = (docs, matrix)
@@ -211,15 +207,11 @@ class PostingScorer:
             self._postings.move_to_end(key)
             return got
         lengths, rows, mean_length = self._row_lengths(table)
-        starts = self._positions(table, terms[0])
-        for k, term in enumerate(terms[1:], 1):
-            starts = np.intersect1d(starts, self._positions(table, term) - k, assume_unique=True)
-        if not len(starts):
+        found = self._instances(table, terms)
+        if found is None:
             got = (np.zeros(0, dtype=np.int32), np.zeros(0))
         else:
-            places, counts = _runs(starts >> _OFFSET_BITS)          # (row, column), sorted
-            column = places & ((1 << _COLUMN_BITS) - 1)
-            docs, per_doc = _runs(places >> _COLUMN_BITS)
+            docs, per_doc, column, counts = found
             # Exact: every weight x count and every sum is a binary fraction (`_exact_sums`), so the
             # order bm25 adds a phrase's instances in does not matter.
             freq = np.bincount(np.repeat(np.arange(len(docs)), per_doc),
@@ -237,6 +229,20 @@ class PostingScorer:
             _, (old, _) = self._postings.popitem(last=False)
             self.held -= len(old)
         return got
+
+    def _instances(self, table: str, terms: tuple[str, ...]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The phrase's instances (one term, or several at consecutive positions of one column: "3.5" is
+        "3" then "5") by row and column: (rows, columns per row, each (row, column)'s column and count),
+        sorted; None when no row holds it."""
+        starts = self._positions(table, terms[0])
+        for k, term in enumerate(terms[1:], 1):
+            starts = np.intersect1d(starts, self._positions(table, term) - k, assume_unique=True)
+        if not len(starts):
+            return None
+        places, counts = _runs(starts >> _OFFSET_BITS)          # (row, column), sorted
+        docs, per_doc = _runs(places >> _COLUMN_BITS)
+        return docs, per_doc, places & ((1 << _COLUMN_BITS) - 1), counts
 
     def _positions(self, table: str, term: str) -> np.ndarray:
         """Every instance of the term in the index, packed as (row, column, token offset), sorted."""

@@ -11,6 +11,7 @@ development cards hold too few misspelt names to estimate it.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,7 +63,8 @@ def candidate_pool(index: CatalogIndex, readings: list[Reading], facts: Facts, c
     funnel = {"query_words": len(words)}
     chosen = _best(text, cfg.people_candidates)
     funnel["fulltext"] = len(chosen)
-    typed = [i for i in _best(type_scores, cfg.people_type_candidates) if i not in set(chosen)]
+    seen = set(chosen)
+    typed = [i for i in _best(type_scores, cfg.people_type_candidates) if i not in seen]
     funnel["type"] = len(typed)
     have = set(chosen) | set(typed)
     extra = [i for i in dict.fromkeys(brand_ids) if i not in have]
@@ -96,15 +98,19 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         x[:, 4] = _relative(index.fulltext_scores(message_words(free[-1]), [ALL_FIELDS])[0][ids])
         x[:, 5] = _relative(index.fulltext_scores(message_words(free[0]), [TYPE_FIELDS])[0][ids])
     said_colours = frozenset(c for r in free for c in r.colors)
-    products = index.products
-    for row, i in enumerate(ids.tolist()):
-        p = products[i]
-        if facts.audiences and p.audience:
-            x[row, 6] = 1.0 if p.audience & facts.audiences else -1.0
-        x[row, 7] = 1.0 if facts.negated and index.holds_any(i, facts.negated) else 0.0
-        x[row, 8] = -budget_penalty(p.price, facts.budget, cfg)
-        x[row, 9] = _colour_agreement(p.title, said_colours)
-        x[row, 10] = float(np.log1p(p.rating_number))
+    id_list = ids.tolist()
+    rows = [index.products[i] for i in id_list]
+    # Column by column, each fact only when the conversation states it (a Python list per column: numpy's
+    # per-element assignment costs more than the fact).
+    if facts.audiences:
+        x[:, 6] = [(1.0 if p.audience & facts.audiences else -1.0) if p.audience else 0.0 for p in rows]
+    if facts.negated:
+        x[:, 7] = [1.0 if index.holds_any(i, facts.negated) else 0.0 for i in id_list]
+    if facts.budget is not None:
+        x[:, 8] = [-budget_penalty(p.price, facts.budget, cfg) for p in rows]
+    if said_colours:
+        x[:, 9] = [_colour_agreement(p.title, said_colours) for p in rows]
+    x[:, 10] = [math.log1p(p.rating_number) for p in rows]
     return x
 
 

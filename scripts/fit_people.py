@@ -72,34 +72,29 @@ def collect(weights: np.ndarray, cards: list[dict]) -> Turns:
         else:
             os.environ["AGENT_MAX_SESSIONS"] = saved
     settings = agent.settings.people
-    ranking.load_weights.cache_clear()
-    original = ranking.load_weights
-    ranking.load_weights = lambda path=None: weights          # the round's weights, this process only
-    try:
-        view = load_catalog_view(catalog, {c["ground_truth"]["parent_asin"] for c in cards})
-        out = Turns([], [], [])
-        for k, card in enumerate(cards):
-            run_session(agent, card, k, view)
-            state = agent.sessions[f"session-{k:05d}-{card['sample_id']}"]
-            target = agent.index.by_pid[card["ground_truth"]["parent_asin"]]
-            brands = agent.pipeline.people.brands
-            for t, trace in enumerate(state.traces, 1):
-                if trace.state is None or trace.state.path != SessionPath.PEOPLE:
-                    continue
-                readings = state.readings[:t]
-                shown = {i for s in state.shown[:t - 1] for i in s}
-                facts = conversation_facts(readings, brands)
-                pool = ranking.candidate_features(agent.index, readings, facts, settings, brands)
-                where = np.flatnonzero(pool.ids == target)
-                if not len(where):
-                    out.missed += 1
-                    continue
-                out.features.append(pool.features)
-                out.offsets.append(ranking.fixed_terms(agent.index, pool.ids, facts, shown, settings))
-                out.targets.append(int(where[0]))
-        return out
-    finally:
-        ranking.load_weights = original
+    agent.pipeline.people.weights = weights                   # the round's weights, this agent only
+    view = load_catalog_view(catalog, {c["ground_truth"]["parent_asin"] for c in cards})
+    out = Turns([], [], [])
+    for k, card in enumerate(cards):
+        run_session(agent, card, k, view)
+        state = agent.sessions[f"session-{k:05d}-{card['sample_id']}"]
+        target = agent.index.by_pid[card["ground_truth"]["parent_asin"]]
+        brands = agent.pipeline.people.brands
+        for t, trace in enumerate(state.traces, 1):
+            if trace.state is None or trace.state.path != SessionPath.PEOPLE:
+                continue
+            readings = state.readings[:t]
+            shown = {i for s in state.shown[:t - 1] for i in s}
+            facts = conversation_facts(readings, brands)
+            pool = ranking.candidate_features(agent.index, readings, facts, settings, brands)
+            where = np.flatnonzero(pool.ids == target)
+            if not len(where):
+                out.missed += 1
+                continue
+            out.features.append(pool.features)
+            out.offsets.append(ranking.fixed_terms(agent.index, pool.ids, facts, shown, settings))
+            out.targets.append(int(where[0]))
+    return out
 
 
 def fit(turns: Turns, start: np.ndarray, signs: np.ndarray, ridge: float = RIDGE

@@ -57,13 +57,12 @@ class TurnPipeline:
             self.template.replay(state)
         if state.path is SessionPath.PEOPLE:
             return self.people.play(state, reading, understanding, usage, turn_no, k_limit)
+        read = self.template.update_evidence(state, reading, opening)
         quoted = max((score for _, score in understanding.clue_matches), default=0.0) if understanding else 100.0
-        response = self.template.play(state, reading, understanding, usage, turn_no, k_limit, opening,
-                                      lambda st, r: self.router.speaks_for_itself(st, r, quoted))
-        if response is None:          # the template path read the message and found a person speaking
+        if self.router.speaks_for_itself(state, reading, quoted):     # read, it is a person speaking
             apply(state, PathChosen(SessionPath.PEOPLE))
             return self.people.play(state, reading, understanding, usage, turn_no, k_limit)
-        return response
+        return self.template.answer(state, reading, understanding, usage, turn_no, k_limit, read)
 
     def _needs_understanding(self, obs: Observation) -> bool:
         """Free text always; a template only when its value is no catalog clue (damaged wording)."""

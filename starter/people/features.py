@@ -53,7 +53,7 @@ class Pool:
     funnel: dict[str, int]
 
 
-def candidate_pool(index: CatalogIndex, readings: list[Reading], facts: Facts, cfg: PeopleSettings,
+def candidate_pool(index: CatalogIndex, readings: list[Reading], cfg: PeopleSettings,
                    brand_ids: list[int]) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """The candidates (best whole-text matches, best type matches, named brands' products; the most
     popular when nothing matches) and every product's scores for everything said, per field group."""
@@ -66,7 +66,7 @@ def candidate_pool(index: CatalogIndex, readings: list[Reading], facts: Facts, c
     seen = set(chosen)
     typed = [i for i in _best(type_scores, cfg.people_type_candidates) if i not in seen]
     funnel["type"] = len(typed)
-    have = set(chosen) | set(typed)
+    have = seen | set(typed)
     extra = [i for i in dict.fromkeys(brand_ids) if i not in have]
     funnel["brand"] = len(extra)
     ids = chosen + typed + extra

@@ -10,7 +10,7 @@ from starter.conversation.state import ResponseSent, SessionState, TurnTraced, a
 from starter.index.catalog import CatalogIndex
 from starter.people import facts as people_facts
 from starter.people.brands import Brands
-from starter.people.ranking import rank_people
+from starter.people.ranking import load_weights, rank_people
 from starter.reading.kinds import MessageKind, SessionPath
 from starter.reading.understand import Reading, Understanding
 from starter.replies import people_message
@@ -25,6 +25,7 @@ class PeoplePath:
         self.index = index
         self.settings = settings
         self.brands = Brands(index)
+        self.weights = load_weights()       # the fitted model (a fit replaces them for its own agent)
 
     def play(self, state: SessionState, reading: Reading, understanding: Understanding | None,
              usage: dict[str, int], turn_no: int, k_limit: int) -> dict:
@@ -32,7 +33,7 @@ class PeoplePath:
         shown_before = set(state.doubtful) | set(state.excluded)
         facts = people_facts.conversation_facts(state.readings, self.brands)
         ranked, funnel = rank_people(self.index, state.readings, facts, shown_before, self.settings.people,
-                                     self.brands)
+                                     self.brands, self.weights)
         # Asked to see more, or nothing left to say: the horizon DP picks how many to show.
         exhausted = (reading.kind == MessageKind.NO_ATTRIBUTE and state.turn > 1) \
             or bool(MORE_OPTIONS_CUE.search(reading.text))

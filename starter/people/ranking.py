@@ -47,7 +47,7 @@ def candidate_features(index: CatalogIndex, readings: list[Reading], facts: Fact
     """The turn's candidates and their feature rows."""
     brand_ids = [i for store in facts.brands for i in brands.products_of(store)[:cfg.people_brand_candidates]] \
         if brands is not None else []
-    ids, whole, funnel = candidate_pool(index, readings, facts, cfg, brand_ids)
+    ids, whole, funnel = candidate_pool(index, readings, cfg, brand_ids)
     return Pool(ids, feature_rows(index, readings, facts, ids, whole, cfg), funnel)
 
 

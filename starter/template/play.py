@@ -9,7 +9,7 @@ Every change of the session goes through `state.apply`.
 from __future__ import annotations
 
 from functools import partial
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from contest.card import classify
 from grounding import Gate
@@ -28,6 +28,8 @@ from starter.template.rerank import Reranker
 from starter.template.tracks import TrackTable
 
 Opening = tuple[retrieve.Pool, TrackTable, Scenario]
+# What reading a message gave the trace: the opening's shelf view, accepted and rejected constraints.
+Read = tuple["trace.ShelfView | None", list["trace.ConstraintRow"], list["trace.RejectionRow"]]
 TEXT_KINDS = (MessageKind.FREE_OPENING, MessageKind.VALUES, MessageKind.OVERRIDE, MessageKind.FREE)
 
 
@@ -47,14 +49,11 @@ class TemplatePath:
         tracks, scenario = evidence.open_tracks(self.index, pool.ids, reading, pool.shelf.scored, s.evidence)
         return pool, tracks, scenario
 
-    def play(self, state: SessionState, reading: Reading, understanding: Understanding | None,
-             usage: dict[str, int], turn_no: int, k_limit: int, opening: Opening | None,
-             leaves: Callable[[SessionState, Reading], bool] | None = None) -> dict | None:
-        """Answer one message on the template path; returns the contract's response dict, or None when,
-        once the message is read, `leaves` says the session belongs on another path."""
-        shelf_view, accepted, rejected = self.update_evidence(state, reading, opening)
-        if leaves is not None and leaves(state, reading):
-            return None
+    def answer(self, state: SessionState, reading: Reading, understanding: Understanding | None,
+               usage: dict[str, int], turn_no: int, k_limit: int, read: Read) -> dict:
+        """Answer a message whose evidence `update_evidence` has folded in (`read`: what it gave);
+        returns the contract's response dict."""
+        shelf_view, accepted, rejected = read
         if understanding is not None:
             assert state.pool is not None
             self._grow(state, retrieve.clue_growth(self.index, state.pool, understanding.clue_matches,
@@ -120,8 +119,7 @@ class TemplatePath:
                                   tuple(fresh.relevance_words), fresh.relevance))
 
     # ---- evidence ---------------------------------------------------------------------------
-    def update_evidence(self, state: SessionState, reading: Reading, opening: Opening | None = None
-                        ) -> tuple[trace.ShelfView | None, list[trace.ConstraintRow], list[trace.RejectionRow]]:
+    def update_evidence(self, state: SessionState, reading: Reading, opening: Opening | None = None) -> Read:
         """Retrieve on the opening, then fold each message into every candidate's track."""
         shelf_view = None
         if state.pool is None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grounding.topk import best_first
 from grounding.words import COLORS, tokens
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import Facts, budget_penalty
@@ -77,13 +78,10 @@ def candidate_pool(index: CatalogIndex, readings: list[Reading], cfg: PeopleSett
 
 
 def _best(scores: np.ndarray, limit: int) -> list[int]:
-    """The `limit` best-scoring products with a score (score descending, index ascending)."""
+    """The `limit` best-scoring products with a score (score descending, index ascending:
+    `grounding.topk.best_first`, whose ties at the cut go to the lower index)."""
     hit = np.flatnonzero(scores > 0)
-    if len(hit) > limit:
-        keep = np.argpartition(-scores[hit], limit - 1)[:limit]
-        hit = hit[keep]
-    order = np.lexsort((hit, -scores[hit]))
-    return hit[order].tolist()
+    return hit[best_first(hit, scores[hit], limit)].tolist()
 
 
 def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids: np.ndarray,

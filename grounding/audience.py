@@ -6,6 +6,7 @@ category path ("... > Men > Shoes > ...") and the title ("Women's ...",
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from grounding.words import tokens
@@ -57,3 +58,30 @@ def product_audiences(title: str, categories: Iterable[str]) -> frozenset[str]:
     for tok in tokens(" ".join(str(c) for c in categories) + " " + title):
         out |= _CATALOG_WORDS.get(tok, frozenset())
     return frozenset(out)
+
+
+# "not for women", "not a girl", "isn't for my son": who the product is NOT for.
+_NEGATED_AUDIENCE_RE = re.compile(
+    r"\b(?:not|no|isn'?t|never|nothing)\s+(?:for\s+)?(?:(?:a|an|my|the|any)\s+)?(?:(?:little|baby)\s+)?("
+    + "|".join(sorted(AUDIENCE_WORDS, key=len, reverse=True)) + r")\b(?:'?s)?", re.I)
+
+
+# A clause about what was shown ("these are mostly women's"): it describes the list, not the wish.
+_ABOUT_SHOWN_RE = re.compile(r"\b(?:these|those|they|all of them)(?:'re|\s+(?:are|were|look|looks|seem|all))\b[^,.;!?]*",
+                             re.I)
+
+
+def audiences_said(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(audiences the message names, audiences it rules out): "it's for a boy, not a girl" -> ({boys},
+    {girls}); a word after a negation cue counts only against, and one in a clause about the list shown
+    ("these are mostly women's") not at all."""
+    text = _ABOUT_SHOWN_RE.sub(" ", text)
+    ruled = [m.group(1).lower() for m in _NEGATED_AUDIENCE_RE.finditer(text)]
+    spans = [m.span(1) for m in _NEGATED_AUDIENCE_RE.finditer(text)]
+    rest = text
+    for start, end in reversed(spans):
+        rest = rest[:start] + " " + rest[end:]
+    negated: set[str] = set()
+    for w in ruled:
+        negated |= SHOPPER_WORDS.get(w, frozenset())
+    return shopper_audiences(rest), frozenset(negated)

@@ -15,6 +15,14 @@ from dataclasses import dataclass
 from grounding.words import tokens
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
+# Round amounts people spell out ("around a hundred dollars"): replaced by digits before any reading.
+_SPELLED = {"ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
+            "seventy": 70, "eighty": 80, "ninety": 90, "a hundred": 100, "one hundred": 100, "hundred": 100,
+            "two hundred": 200, "a couple hundred": 200}
+_SPELLED_WORDS = "(" + "|".join(sorted(_SPELLED, key=len, reverse=True)) + ")"
+_SPELLED_RE = re.compile(r"\b(?:(?<=under )|(?<=below )|(?<=around )|(?<=about )|(?<=up to )|(?<=over ))"
+                         + _SPELLED_WORDS + r"\b|\b" + _SPELLED_WORDS
+                         + r"\b(?=\s*(?:dollars?|bucks|usd)\b|\s*(?:or so|ish)\b)", re.I)
 _AMOUNT = r"\$?\s*" + _NUMBER + r"\s*(?:\$|dollars?|bucks|usd)?"
 
 # Words that mean "price" in a message (a qualitative budget needs one).
@@ -32,10 +40,16 @@ BUDGET_WORDS = frozenset("under below less than at most max maximum up to cheape
 
 _RANGE_RE = re.compile(r"(?:between\s+)?\$?\s*" + _NUMBER + r"\s*(?:-|–|to|and)\s*" + _AMOUNT, re.I)
 _MAX_RE = re.compile(r"(?:under|below|less than|at most|max(?:imum)?|up to|no more than|not more than|<=?|"
-                     r"cheaper than|within|budget of|budget is|budget:)\s*" + _AMOUNT, re.I)
-_MIN_RE = re.compile(r"(?:over|above|more than|at least|min(?:imum)?|>=?)\s*" + _AMOUNT, re.I)
+                     r"cheaper than|within|budget of|budget is|budget:)\s*(?:like\s+)?" + _AMOUNT, re.I)
+_MIN_RE = re.compile(r"(?:over|above|more than|at least|min(?:imum)?|>=?)\s*(?:like\s+)?" + _AMOUNT, re.I)
 _AROUND_RE = re.compile(r"(?:around|about|roughly|approximately|approx\.?|~|near|close to|budget around)\s*"
                         + _AMOUNT, re.I)
+# Everyday approximations: "35ish", "like 15", "40 or so" (a count or a size is followed by its unit, or
+# is too small to be a price).
+_ROUGH_RE = re.compile(r"\$?" + _NUMBER + r"\s*(?:-?ish|or so)\b|\blike\s+\$?" + _NUMBER
+                       + r"(?!\s*(?:%|percent|pairs?|packs?|pcs|pieces|sets?|inch|inches|in\b|x\b|times|years?|"
+                       r"months?|colou?rs?|pockets?))\b", re.I)
+ROUGH_MIN_PRICE = 10.0        # hand-set: "like 2" or "8ish" is a count or a size, not a price
 _BARE_RE = re.compile(r"\$\s*" + _NUMBER + r"|" + _NUMBER + r"\s*(?:dollars?|bucks|usd)\b|^\s*" + _NUMBER + r"\s*$",
                       re.I)
 _NEG_PRICE_RE = re.compile(r"\b(?:not|isn'?t|no|nothing|never)\s+(?:too\s+|very\s+|that\s+|so\s+|overly\s+)?"
@@ -52,9 +66,26 @@ _PRICE_MENTION_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:unde
                                r"less than|more than|up to|at most|max|budget|between)\s*\$?\d", re.I)
 
 
+def spelled_out(text: str) -> str:
+    """`text` with round amounts spelled in words before a currency word, "ish" or "or so", or ending the
+    message ("around a hundred dollars", "a hundred."), as digits."""
+    return _SPELLED_RE.sub(lambda m: str(_SPELLED[(m.group(1) or m.group(2)).lower()]), text)
+
+
+def _rough(text: str) -> float | None:
+    """The first everyday approximation of a price ("35ish", "like 15", "40 or so"), if any."""
+    for m in _ROUGH_RE.finditer(text):
+        value = float(m.group(1) or m.group(2))
+        if value >= ROUGH_MIN_PRICE:
+            return value
+    return None
+
+
 def names_price(text: str) -> bool:
-    """Does the message name a price with a number (see `_PRICE_MENTION_RE`)?"""
-    return _PRICE_MENTION_RE.search(text) is not None
+    """Does the message name a price with a number (see `_PRICE_MENTION_RE`, and the everyday
+    approximations of `_ROUGH_RE`)?"""
+    text = spelled_out(text)
+    return _PRICE_MENTION_RE.search(text) is not None or _rough(text) is not None
 
 
 @dataclass(frozen=True)
@@ -92,7 +123,7 @@ def parse_budget(text: str) -> Budget | None:
     `cheap` / `not too pricey` -> qualitative "low"; `premium` -> "high"; else None."""
     if not isinstance(text, str) or not text.strip():
         return None
-    low = text.lower()
+    low = spelled_out(text.lower())
     m = _RANGE_RE.search(low)
     if m and ("between" in m.group(0) or "-" in m.group(0) or "–" in m.group(0) or "$" in m.group(0)
               or " to " in m.group(0)):
@@ -109,6 +140,9 @@ def parse_budget(text: str) -> Budget | None:
     m = _AROUND_RE.search(low)
     if m:
         return Budget(around=float(m.group(1)))
+    rough = _rough(low)
+    if rough is not None:
+        return Budget(around=rough)
     m = _BARE_RE.search(low)
     if m:
         return Budget(around=float(next(g for g in m.groups() if g)))
@@ -121,3 +155,23 @@ def budget_ceiling(message: str) -> float | None:
     floors = {float(m.group(1)) for m in _MIN_RE.finditer(message)}     # "over $50" is a minimum, not a cap
     found = [x for a, b in _MENTION_RE.findall(message) if (a or b) and (x := float(a or b)) not in floors]
     return max(found) if found else None
+
+
+# A price asked relative to what was shown: "cheaper", "those look pricey" / "pricier", "too cheap",
+# "I can spend more".
+_RELATIVE_LOWER_RE = re.compile(r"\b(?:cheaper|less expensive|lower price|less pricey|too (?:pricey|pricy|expensive|"
+                                r"much)|(?:look|looks|seem|seems|are|is) (?:a bit |kinda |kind of |so |really )?"
+                                r"(?:pricey|pricy|expensive))\b", re.I)
+_RELATIVE_HIGHER_RE = re.compile(r"\b(?:pricier|more expensive|spend more|higher end|nicer|better quality|"
+                                 r"too cheap|(?:look|looks|seem|seems) (?:a bit |kinda |kind of |so |really )?cheap)"
+                                 r"\b", re.I)
+
+
+def relative_price(text: str) -> str | None:
+    """"lower" or "higher" when a message asks for a price relative to what it was shown, else None
+    ("these look too cheap" asks for dearer, although it names "cheap")."""
+    if _RELATIVE_HIGHER_RE.search(text):
+        return "higher"
+    if _RELATIVE_LOWER_RE.search(text):
+        return "lower"
+    return None

@@ -90,7 +90,7 @@ COLOR_RE = re.compile(r"\b(" + "|".join(COLOR_WORDS) + r")\b")
 # ---- negations -----------------------------------------------------------------------
 # "not leather", "no heels", "without any lace", "not a knockoff": the word after the cue (and after
 # "any", "too" or an article) is rejected; a single letter is no product fact.
-NEGATION_RE = re.compile(r"\b(?:no|not|without|avoid|except|never|hate|dislike|anything but)\s+"
+NEGATION_RE = re.compile(r"\b(?:no|not|without|avoid|except|never|hate|dislike|anything but|instead of|rather than)\s+"
                          r"(?:(?:any|too|an?|the)\s+)?([a-z][a-z]+)")
 # A value that starts with a negation cue ("not red", "no leather") is itself a rejection.
 LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|anything but|none of)\s+", re.I)

@@ -1,7 +1,10 @@
 """The customer-facing text of a response: what is shown, and the question in plain words."""
 from __future__ import annotations
 
+import re
+
 from contest.rules import ALLOWED_ATTRIBUTES
+from grounding.words import tokens
 
 SAFE_QUESTION = "other"
 SAFE_MESSAGE = "Sorry, let me try again. What else matters to you about it?"
@@ -43,10 +46,47 @@ PEOPLE_QUESTIONS: tuple[str, ...] = (
 )
 
 
-def people_message(count: int, ask: str | None, asked_before: int) -> str:
-    """The text for a person: what is shown, and a question that varies from turn to turn."""
+def people_message(count: int, ask: str | None, asked_before: int, before: str = "") -> str:
+    """The text for a person: `before` (a reply to small talk or to their question), what is shown, and
+    a question that varies from turn to turn."""
     lead = _lead(count, "This looks closest to what you describe.",
                  "Here are {count} that fit what you describe, best first.")
+    text = f"{before} {lead}".strip()
     if ask is None:
-        return lead
-    return f"{lead} {PEOPLE_QUESTIONS[asked_before % len(PEOPLE_QUESTIONS)]}"
+        return text
+    return f"{text} {PEOPLE_QUESTIONS[asked_before % len(PEOPLE_QUESTIONS)]}"
+
+
+_GREETINGS = frozenset("hi hello hey hiya sup yo howdy morning evening".split())
+_THANKS = frozenset("thanks thank thx ty cheers appreciate".split())
+# A shopper asking about the products ("do you have any with pockets?", "any in modal?").
+_QUESTION_RE = re.compile(r"\?\s*$|^\s*(?:do (?:you|u) have|have you got|got any|any\b|is there|are there|"
+                          r"do (?:they|any|these)|does (?:it|any))", re.I)
+
+
+def small_talk_reply(text: str) -> str:
+    """A short friendly answer to a message that says nothing about the product ("" if it is not
+    greeting or thanks)."""
+    words = set(tokens(text))
+    if words & _THANKS:
+        return "You're welcome!"
+    if words & _GREETINGS:
+        return "Hi! Happy to help."
+    return "Sure."
+
+
+def is_question(text: str) -> bool:
+    """Does the shopper ask about the products?"""
+    return _QUESTION_RE.search(text) is not None
+
+
+def question_answer(words: list[str], holders: int, count: int) -> str:
+    """The answer to "do you have any with pockets?" from what is shown: how many of them say so."""
+    detail = " ".join(words[:3])
+    if not count:
+        return f"I could not find any with {detail} yet."
+    if holders == 0:
+        return f"None of these mention {detail}; these are the closest."
+    if count == 1:
+        return f"Yes, this one mentions {detail}."
+    return f"Yes, {holders} of these {count} mention {detail}."

@@ -12,7 +12,7 @@ from evaluator.local_evaluator import build_summary, run_session
 from evaluator.data import load_catalog
 from grounding.audience import product_audiences, shopper_audiences
 from grounding.budget import Budget
-from starter.people.facts import budget_penalty, conversation_facts
+from starter.people.facts import budget_misfit, conversation_facts
 from starter.people.ranking import rank_people
 from starter.people.words import query_words
 from starter.reading.kinds import SessionPath
@@ -70,17 +70,20 @@ def test_the_query_is_cumulative_without_filler_audience_negations_or_budget_num
     assert facts.audiences == {"men"} and facts.negated == {"suede"} and facts.budget == Budget(max_price=80.0)
 
 
-@pytest.mark.parametrize("price,budget,penalised", [
-    (75.0, Budget(max_price=80.0), False), (95.0, Budget(max_price=80.0), True),
-    (53.99, Budget(around=50.0), False), (90.0, Budget(around=50.0), True),
-    (30.0, Budget(min_price=50.0), True), (None, Budget(max_price=10.0), False),
+@pytest.mark.parametrize("price,budget,side", [
+    (75.0, Budget(max_price=80.0), None), (95.0, Budget(max_price=80.0), 0),
+    (53.99, Budget(around=50.0), None), (90.0, Budget(around=50.0), 0), (20.0, Budget(around=50.0), 1),
+    (30.0, Budget(min_price=50.0), 1), (None, Budget(max_price=10.0), None),
+    (90.0, Budget(qualitative="low"), 2), (20.0, Budget(qualitative="high"), 2), (20.0, Budget(qualitative="low"), None),
 ])
-def test_budget_is_a_soft_penalty_not_a_cliff(price, budget, penalised) -> None:
-    assert (budget_penalty(price, budget, SETTINGS.people) > 0) == penalised
-    if penalised and price:
-        # further off the budget costs more: dearer past a cap or around a price, cheaper under a floor
-        further = price / 1.5 if budget.min_price is not None else price * 1.5
-        assert budget_penalty(further, budget, SETTINGS.people) > budget_penalty(price, budget, SETTINGS.people)
+def test_budget_is_a_soft_misfit_not_a_cliff(price, budget, side) -> None:
+    """Each misfit is on its own side (over, under, off the wish; the wish against a typical price of 40);
+    further off costs more."""
+    got = budget_misfit(price, budget, SETTINGS.people, typical=40.0)
+    assert [k for k, v in enumerate(got) if v > 0] == ([] if side is None else [side])
+    if side is not None:
+        further = price / 1.5 if side == 1 or (side == 2 and budget.qualitative == "high") else price * 1.5
+        assert budget_misfit(further, budget, SETTINGS.people, typical=40.0)[side] > got[side]
 
 
 def test_facts_reorder_the_candidates(people_catalog: Path) -> None:

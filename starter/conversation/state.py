@@ -234,13 +234,20 @@ def _add_usage(state: SessionState, usage: tuple[tuple[str, int], ...]) -> None:
         state.usage[k] = state.usage.get(k, 0) + v
 
 
+def _corrects_a_detail(state: SessionState, reading: Reading) -> bool:
+    """A person on the people path who says "white instead of black" corrects a detail (it names what
+    no longer holds), unlike an override of the whole wish ("forget what I said before"): unless their
+    profile says the session is an intent override, what they were shown still proves what it proved."""
+    return state.path == SessionPath.PEOPLE and not state.scenario_certain and bool(reading.negated)
+
+
 def _message_read(state: SessionState, event: MessageRead) -> None:
     """A new message: what our last list proved, the scenario events, the log."""
     reading = event.reading
     state.turn += 1
     # Our previous list was wrong if it could have counted (otherwise the
     # session would have ended); pre-override lists prove nothing.
-    if reading.kind == MessageKind.OVERRIDE and not state.override_seen:
+    if reading.kind == MessageKind.OVERRIDE and not state.override_seen and not _corrects_a_detail(state, reading):
         # Everything shown so far was shown before the override: proof of nothing.
         state.doubtful.clear()
     elif state.shown and state.shown_counted[-1]:

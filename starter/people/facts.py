@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from grounding.audience import shopper_audiences
+from grounding.audience import audiences_said
 from grounding.brands import BrandMention, BrandRejection
-from grounding.budget import PRICE_CUES, Budget, names_price, parse_budget
+from grounding.budget import PRICE_CUES, Budget, names_price, parse_budget, relative_price
 from grounding.words import tokens
 from starter.people.brands import Brands
 from starter.reading.understand import Reading
@@ -25,73 +25,138 @@ class Facts:
     misspelt: tuple[str, ...] = ()                      # of them, those named with a slip (BM25 cannot see them)
     brand_mentions: tuple[BrandMention, ...] = ()       # the latest message's, and its refusals
     brand_refusals: tuple[BrandRejection, ...] = ()
+    not_for: frozenset[str] = frozenset()               # audiences ruled out ("not for women")
 
 
-def conversation_facts(readings: list[Reading], brands: Brands | None = None) -> Facts:
-    """Audiences named, negated words, the latest budget said, and the brands named."""
-    audiences: set[str] = set()
+def conversation_facts(readings: list[Reading], brands: Brands | None = None,
+                       shown_prices: list[list[float]] | None = None) -> Facts:
+    """Who it is for (the latest message that says so wins: a correction replaces, never adds), who it is
+    not for, negated words (a word said again later without a negation is wanted after all), the latest
+    budget said, and the brands named.  `shown_prices[t]`: the prices shown after message t, which a
+    relative price move ("cheaper", "those look pricey") is read against."""
+    audiences: frozenset[str] = frozenset()
+    not_for: frozenset[str] = frozenset()
     negated: set[str] = set()
     budget: Budget | None = None
     named: list[str] = []
     misspelt: list[str] = []
     mentions: list[BrandMention] = []
     refusals: list[BrandRejection] = []
-    for r in readings:
+    for t, r in enumerate(readings):
         if r.template:
             continue
         if brands is not None:
             mentions, refusals = brands.read(r.text)
             named += [m.store for m in mentions if m.store not in named]
             misspelt += [m.store for m in mentions if m.source == "fuzzy" and m.store not in misspelt]
-        audiences |= shopper_audiences(r.text)
-        negated |= set(r.negated)
-        if names_price(r.text) or set(tokens(r.text)) & PRICE_CUES:
-            got = parse_budget(r.text)
-            if got is not None:
-                budget = got
+        said, ruled_out = audiences_said(r.text)
+        audiences = said or audiences
+        not_for = (not_for - said) | ruled_out
+        negated = (negated - set(tokens(r.text))) | set(r.negated)
+        budget = _budget_said(r.text, shown_prices[t - 1] if shown_prices and 0 < t <= len(shown_prices)
+                              else [], budget)
     last_is_free = bool(readings) and not readings[-1].template
-    return Facts(frozenset(audiences), frozenset(negated), budget, tuple(named), tuple(misspelt),
-                 tuple(mentions) if last_is_free else (), tuple(refusals) if last_is_free else ())
+    return Facts(audiences - not_for, frozenset(negated), budget, tuple(named), tuple(misspelt),
+                 tuple(mentions) if last_is_free else (), tuple(refusals) if last_is_free else (), not_for)
 
 
-def budget_penalty(price: float | None, budget: Budget | None, cfg: PeopleSettings) -> float:
-    """How far a price is off the budget, as a log ratio (0 inside it; soft, never a cliff)."""
+def says_a_fact(text: str) -> bool:
+    """Does a message say who it is for, who not, or a budget (facts beyond its content words)?"""
+    said, ruled_out = audiences_said(text)
+    return bool(said or ruled_out or names_price(text) or relative_price(text)
+                or set(tokens(text)) & PRICE_CUES)
+
+
+def prices_shown(products: list, shown: list[list[int]]) -> list[list[float]]:
+    """The prices of each turn's list (those the catalog gives), for `conversation_facts`."""
+    return [[products[i].price for i in turn if products[i].price] for turn in shown]
+
+
+def _budget_said(text: str, shown: list[float], budget: Budget | None) -> Budget | None:
+    """The budget after a message: a number said wins; a relative move ("cheaper") caps at the cheapest
+    price just shown (or floors at the dearest); a qualitative wish only when no number was said before."""
+    if not (names_price(text) or set(tokens(text)) & PRICE_CUES or relative_price(text)):
+        return budget
+    got = parse_budget(text)
+    if got is not None and got.has_number:
+        return got
+    move = relative_price(text)
+    prices = [p for p in shown if p]
+    if move and prices:
+        return Budget(max_price=min(prices)) if move == "lower" else Budget(min_price=max(prices))
+    if move == "higher":
+        return Budget(qualitative="high")
+    return got if got is not None and (budget is None or not budget.has_number) else budget
+
+
+def budget_misfit(price: float | None, budget: Budget | None, cfg: PeopleSettings,
+                  typical: float | None = None) -> tuple[float, float, float]:
+    """How far a price is off the budget said, as log ratios (0 inside it; soft, never a cliff):
+    (over a cap or above an "around", under a floor or below an "around", off a qualitative wish:
+    dearer than `typical` for "not too pricey", cheaper than it for "premium")."""
     if budget is None or price is None or price <= 0:
-        return 0.0
+        return 0.0, 0.0, 0.0
     slack = cfg.people_budget_slack
+    over = under = 0.0
     if budget.max_price is not None and price > budget.max_price * (1 + slack):
-        return math.log(price / (budget.max_price * (1 + slack)))
+        over = math.log(price / (budget.max_price * (1 + slack)))
     if budget.min_price is not None and price < budget.min_price * (1 - slack):
-        return math.log(budget.min_price * (1 - slack) / price)
+        under = math.log(budget.min_price * (1 - slack) / price)
     if budget.around is not None:
         ratio = price / budget.around
         low, high = cfg.people_around_band
-        if ratio > high or ratio < low:
-            return abs(math.log(ratio))
-    return 0.0
+        over = max(over, math.log(ratio / high)) if ratio > high else over
+        under = max(under, math.log(low / ratio)) if ratio < low else under
+    off = 0.0
+    if budget.qualitative and typical:
+        off = max(0.0, math.log(price / typical) if budget.qualitative == "low" else math.log(typical / price))
+    return over, under, off
 
 
 _AUDIENCE_LABEL = {"women": "women's", "men": "men's", "girls": "girls'", "boys": "boys'", "baby": "baby / toddler"}
 
 
 def understood(readings: list[Reading], facts: Facts) -> tuple[str, ...]:
-    """What the agent understood so far, in a shopper's words: "women's · black · leather · under $80"."""
+    """What the agent understood so far, in a shopper's words: "women's · black → white · leather ·
+    under $80 · not for men" (a value corrected later is shown with what replaced it)."""
     out = [_AUDIENCE_LABEL[a] for a in ("women", "men", "girls", "boys", "baby") if a in facts.audiences]
     out += list(facts.brands)
-    for r in readings:
-        if not r.template:
-            out += [w for w in (*r.colors, *r.materials) if w not in out]
-    b = facts.budget
-    if b is not None:
-        if b.max_price is not None and b.min_price is not None:
-            out.append(f"${b.min_price:g}-${b.max_price:g}")
-        elif b.max_price is not None:
-            out.append(f"under ${b.max_price:g}")
-        elif b.min_price is not None:
-            out.append(f"over ${b.min_price:g}")
-        elif b.around is not None:
-            out.append(f"around ${b.around:g}")
-        elif b.qualitative:
-            out.append("not too pricey" if b.qualitative == "low" else "premium")
-    out += [f"not {w}" for w in sorted(facts.negated)]
+    values, corrected = _values_said(readings)
+    out += [f"{w} → {corrected[w]}" if w in corrected else w for w in values]
+    budget = _budget_label(facts.budget)
+    out += [budget] if budget else []
+    out += [f"not for {a}" for a in ("women", "men", "girls", "boys", "baby") if a in facts.not_for]
+    out += [f"not {w}" for w in sorted(facts.negated) if w not in corrected]
     return tuple(out)
+
+
+def _values_said(readings: list[Reading]) -> tuple[list[str], dict[str, str]]:
+    """Colours and materials said, in order, and those a later message replaced ("beige, not white":
+    white -> beige)."""
+    values: list[str] = []
+    corrected: dict[str, str] = {}
+    for r in readings:
+        if r.template:
+            continue
+        new = [w for w in (*r.colors, *r.materials) if w not in values and w not in corrected.values()]
+        for w in r.negated:
+            if w in values and w not in corrected and new:
+                corrected[w] = new.pop(0)
+        values += new
+    return values, corrected
+
+
+def _budget_label(b: Budget | None) -> str | None:
+    if b is None:
+        return None
+    if b.max_price is not None and b.min_price is not None:
+        return f"${b.min_price:g}-${b.max_price:g}"
+    if b.max_price is not None:
+        return f"under ${b.max_price:g}"
+    if b.min_price is not None:
+        return f"over ${b.min_price:g}"
+    if b.around is not None:
+        return f"around ${b.around:g}"
+    if b.qualitative:
+        return "not too pricey" if b.qualitative == "low" else "premium"
+    return None

@@ -19,7 +19,7 @@ import numpy as np
 from grounding.topk import best_first
 from grounding.words import COLORS, tokens
 from starter.index.catalog import CatalogIndex
-from starter.people.facts import Facts, budget_penalty
+from starter.people.facts import Facts, budget_misfit
 from starter.people.words import message_words, query_words
 from starter.reading.understand import Reading
 from starter.settings import PeopleSettings
@@ -39,7 +39,10 @@ FEATURES: tuple[str, ...] = (
     "opening_type",   # the opening alone, title and category path
     "audience",       # +1 the product is for whom the shopper named, -1 for someone else, 0 unsaid
     "negated",        # 1: the product holds a word the shopper ruled out
-    "budget",         # how far the price is off the budget said (log ratio, 0 inside it)
+    "over_budget",    # log ratio of the price over the cap (or above the "around") said, 0 inside it
+    "under_budget",   # log ratio of the price under the floor (or below the "around") said, 0 inside it
+    "price_wish",     # "not too pricey" / "premium": log ratio dearer / cheaper than the pool's median price
+    "price_unknown",  # 1: a budget was said and the product has no price to check it against
     "colour",         # +1 a colour said is on the product, -1 it names only other colours, 0 unsaid
     "reviews",        # log1p(rating_number): popularity
 )
@@ -95,21 +98,42 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if free:
         x[:, 4] = _relative(index.fulltext_scores(message_words(free[-1]), [ALL_FIELDS])[0][ids])
         x[:, 5] = _relative(index.fulltext_scores(message_words(free[0]), [TYPE_FIELDS])[0][ids])
-    said_colours = frozenset(c for r in free for c in r.colors)
+    said_colours = frozenset(c for r in free for c in r.colors) - facts.negated
     id_list = ids.tolist()
     rows = [index.products[i] for i in id_list]
     # Column by column, each fact only when the conversation states it (a Python list per column: numpy's
     # per-element assignment costs more than the fact).
-    if facts.audiences:
-        x[:, 6] = [(1.0 if p.audience & facts.audiences else -1.0) if p.audience else 0.0 for p in rows]
+    if facts.audiences or facts.not_for:
+        x[:, 6] = [_audience_agreement(p.audience, facts) for p in rows]
     if facts.negated:
         x[:, 7] = [1.0 if index.holds_any(i, facts.negated) else 0.0 for i in id_list]
     if facts.budget is not None:
-        x[:, 8] = [-budget_penalty(p.price, facts.budget, cfg) for p in rows]
+        x[:, 8:11] = _budget_columns(rows, facts, cfg)
+        x[:, 11] = [1.0 if p.price is None or p.price <= 0 else 0.0 for p in rows]
     if said_colours:
-        x[:, 9] = [_colour_agreement(p.title, said_colours) for p in rows]
-    x[:, 10] = [math.log1p(p.rating_number) for p in rows]
+        x[:, 12] = [_colour_agreement(p.title, said_colours) for p in rows]
+    x[:, 13] = [math.log1p(p.rating_number) for p in rows]
     return x
+
+
+def _budget_columns(rows: list, facts: Facts, cfg: PeopleSettings) -> np.ndarray:
+    """Over, under and off-the-wish budget misfits of each candidate (the wish against the pool's median
+    price: "not too pricey" means cheaper than what matches, not cheaper than the whole catalog)."""
+    prices = [p.price for p in rows if p.price is not None and p.price > 0]
+    typical = float(np.median(prices)) if prices else None
+    return np.asarray([budget_misfit(p.price, facts.budget, cfg, typical) for p in rows],
+                      dtype=np.float64).reshape(len(rows), 3)
+
+
+def _audience_agreement(audience: frozenset[str], facts: Facts) -> float:
+    """+1 for whom the shopper named, -1 for someone else or only for whom they ruled out, 0 unsaid."""
+    if not audience:
+        return 0.0
+    if audience <= facts.not_for:
+        return -1.0
+    if facts.audiences:
+        return 1.0 if audience & facts.audiences else -1.0
+    return 0.0
 
 
 def _relative(scores: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from grounding.words import MORE_OPTIONS_CUE
+from grounding.words import MORE_OPTIONS_CUE, tokens
 from starter.conversation import trace, views
 from starter.conversation.state import ResponseSent, SessionState, TurnTraced, apply
 from starter.index.catalog import CatalogIndex
@@ -13,7 +13,8 @@ from starter.people.brands import Brands
 from starter.people.ranking import load_weights, rank_people
 from starter.reading.kinds import MessageKind, SessionPath
 from starter.reading.understand import Reading, Understanding
-from starter.replies import people_message
+from starter.people.words import message_words
+from starter.replies import is_question, people_message, question_answer, small_talk_reply
 from starter.settings import MAX_TURNS, Settings
 from starter.template import commit, posterior
 
@@ -27,11 +28,26 @@ class PeoplePath:
         self.brands = Brands(index)
         self.weights = load_weights()       # the fitted model (a fit replaces them for its own agent)
 
+    def _answer_first(self, reading: Reading, shown: list[int]) -> str:
+        """What to say before the list: the answer to a question about the products (from the list's
+        own data), or a friendly word to small talk (a message without product words)."""
+        words = message_words(reading)
+        asked_about = [w for w in words if w in set(tokens(reading.text))]       # as said, no typo guesses
+        if asked_about and is_question(reading.text) and not people_facts.says_a_fact(reading.text):
+            words = asked_about
+            holders = sum(all(self.index.holds_any(i, {w, w[:-1] if w.endswith("s") else w}) for w in words)
+                          for i in shown)
+            return question_answer(words, holders, len(shown))
+        if not words and not people_facts.says_a_fact(reading.text):
+            return small_talk_reply(reading.text)
+        return ""
+
     def play(self, state: SessionState, reading: Reading, understanding: Understanding | None,
              usage: dict[str, int], turn_no: int, k_limit: int) -> dict:
         """Answer one message of a person; returns the contract's response dict."""
         shown_before = set(state.doubtful) | set(state.excluded)
-        facts = people_facts.conversation_facts(state.readings, self.brands)
+        facts = people_facts.conversation_facts(state.readings, self.brands,
+                                                people_facts.prices_shown(self.index.products, state.shown))
         ranked, funnel = rank_people(self.index, state.readings, facts, shown_before, self.settings.people,
                                      self.brands, self.weights)
         # Asked to see more, or nothing left to say: the horizon DP picks how many to show.
@@ -42,7 +58,8 @@ class PeoplePath:
         count = min(decision.count, k_limit)
         ask = "other" if turn_no < MAX_TURNS else None
         recs = views.recommendations(self.index, ranked, count)
-        response = {"message": people_message(len(recs), ask, len(state.asked)), "ask_attribute": ask,
+        before = self._answer_first(reading, [r.idx for r in ranked[:count]])
+        response = {"message": people_message(len(recs), ask, len(state.asked), before), "ask_attribute": ask,
                     "recommendations": recs, "usage": dict(usage)}
         apply(state, ResponseSent(tuple(r.idx for r in ranked[:count]), ask, response))
         accepted, rejected = views.understanding_rows(understanding)

@@ -15,6 +15,8 @@ have has having also really pretty little bit lot kind sort something anything t
 would could should will might maybe please thanks thank hi hello hey do does did am is are was were be been
 so too very just only even still like love loves liked idea prefer preferably ideally great nice good fine
 okay ok yes no not sure mostly usually always often wear wearing wears use using used
+all know other others options option mine none sorry sry oops wait meant mean actually instead changed mind
+thx ty pls plz sup yo hmm lol oh super
 """.split())
 
 
@@ -36,9 +38,11 @@ def message_words(reading: Reading) -> list[str]:
 
 def query_words(readings: list[Reading]) -> list[str]:
     """The cumulative query: every content word said so far, in order (`message_words` of each
-    free-text message)."""
+    free-text message), less the words a later message rules out ("in white" ... "sorry, beige not
+    white": a correction stops counting for the earlier value)."""
+    free = [r for r in readings if not r.template]
     words: list[str] = []
-    for r in readings:
-        if not r.template:
-            words += [w for w in message_words(r) if w not in words]
+    for k, r in enumerate(free):
+        later = {w for s in free[k + 1:] for w in s.negated}
+        words += [w for w in message_words(r) if w not in words and w not in later]
     return words

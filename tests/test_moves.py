@@ -1,0 +1,131 @@
+"""The moves people make in a chat, read by the people path's fact readers: corrections and changes of
+mind (later wins), who it is not for, prices relative to what was shown, and everyday budget wording."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grounding.audience import audiences_said
+from grounding.budget import Budget, names_price, parse_budget, relative_price
+from starter.index.catalog import CatalogIndex
+from starter.people.facts import conversation_facts
+from starter.people.words import query_words
+from starter.reading.parse import parse_message
+from starter.reading.understand import Reading
+from starter.settings import SETTINGS
+from tests.test_people import PEOPLE_PRODUCTS, pids, rank
+
+
+def said(*messages: str) -> list[Reading]:
+    return [Reading.of(parse_message(m, t)) for t, m in enumerate(messages, 1)]
+
+
+@pytest.mark.parametrize("text,budget", [
+    ("35ish", Budget(around=35.0)), ("like 15", Budget(around=15.0)), ("40 or so", Budget(around=40.0)),
+    ("up to like 75", Budget(max_price=75.0)), ("Around a hundred dollars is fine.", Budget(around=100.0)),
+    ("About a hundred for the set.", Budget(around=100.0)), ("fifty bucks", Budget(around=50.0)),
+])
+def test_everyday_budget_wording_is_a_budget(text: str, budget: Budget) -> None:
+    assert names_price(text) and parse_budget(text) == budget
+
+
+@pytest.mark.parametrize("text", ["I like 2 pairs", "size 8ish", "a hundred pairs", "I like 30 pockets",
+                                  "one hundred percent cotton"])
+def test_counts_and_sizes_are_not_budgets(text: str) -> None:
+    assert not names_price(text)
+
+
+def test_who_it_is_not_for() -> None:
+    assert audiences_said("its for a boy not a girl") == ({"boys"}, {"girls"})
+    assert audiences_said("not for women") == (frozenset(), {"women"})
+    assert audiences_said("not womens shoes, mens") == ({"men"}, {"women"})
+
+
+def test_a_correction_of_who_it_is_for_replaces_the_earlier_one() -> None:
+    facts = conversation_facts(said("shopping for my baby nephew", "oh sorry, niece, it's a baby girl"))
+    assert facts.audiences == {"girls", "baby"}
+    facts = conversation_facts(said("sneakers for my husband", "these are mostly women's, not for women"))
+    assert facts.audiences == {"men"} and facts.not_for == {"women"}
+
+
+def test_a_corrected_word_stops_counting_for_the_earlier_message() -> None:
+    readings = said("nightgown for me", "in white", "sry beige not white")
+    assert "white" not in query_words(readings) and "beige" in query_words(readings)
+    assert conversation_facts(readings).negated == {"white"}
+    # later wins both ways: the word said again without a negation is wanted after all
+    readings = said("nightgown for me", "not white", "actually white instead of black")
+    assert "white" in query_words(readings)
+    assert conversation_facts(readings).negated == {"black"}
+
+
+@pytest.mark.parametrize("text,move", [("cheaper please", "lower"), ("those look pricey", "lower"),
+                                       ("these look too cheap, I want something nicer", "higher"),
+                                       ("I can spend more", "higher"), ("black leather boots", None)])
+def test_relative_price_moves(text: str, move: str | None) -> None:
+    assert relative_price(text) == move
+
+
+def test_a_relative_price_move_reads_against_what_was_shown() -> None:
+    readings = said("black boots for my husband", "those look pricey")
+    assert conversation_facts(readings, None, [[79.0, 120.0]]).budget == Budget(max_price=79.0)
+    readings = said("black boots for my husband", "these look too cheap")
+    assert conversation_facts(readings, None, [[79.0, 45.0]]).budget == Budget(min_price=79.0)
+    # a number said wins over the relative move
+    readings = said("black boots for my husband", "cheaper please, under 50")
+    assert conversation_facts(readings, None, [[79.0]]).budget == Budget(max_price=50.0)
+    # a vague wish does not erase a number said before
+    readings = said("black boots under 80 dollars", "nothing too pricey")
+    assert conversation_facts(readings).budget == Budget(max_price=80.0)
+
+
+@pytest.fixture()
+def people_catalog(tmp_path: Path) -> Path:
+    path = tmp_path / "catalog.jsonl"
+    path.write_text("\n".join(json.dumps(p) for p in PEOPLE_PRODUCTS) + "\n", encoding="utf-8")
+    return path
+
+
+def test_not_for_women_lowers_womens_items(people_catalog: Path) -> None:
+    index = CatalogIndex(people_catalog, SETTINGS.index)
+
+    def probs(*messages: str) -> dict[str, float]:
+        ranked = rank(index, said(*messages), set())[0]
+        return {index.products[r.idx].pid: r.prob for r in ranked}
+
+    before, after = probs("leather ankle boot black"), probs("leather ankle boot black", "not for women")
+    for women in ("W1", "W2"):          # each women's item loses ground to the men's boot
+        assert after[women] / after["M1"] < before[women] / before["M1"]
+
+
+def test_what_was_understood_shows_corrections() -> None:
+    from starter.people.facts import understood
+    readings = said("black sneakers for my husband", "not that one, white instead of black", "not for women")
+    assert understood(readings, conversation_facts(readings)) == ("men's", "black → white", "not for women")
+
+
+STEERING = Path(__file__).resolve().parents[1] / "demo" / "conversations" / "steering.txt"
+
+
+def test_the_steering_conversation_behaves_as_a_shopper_expects(proxy_agent) -> None:
+    """The six turns of demo/conversations/steering.txt on the proxy catalog: men's black sneakers first,
+    each correction in what was understood, a product not re-shown after "not that one", and no women's
+    item first after "not for women"."""
+    agent, lines = proxy_agent, STEERING.read_text(encoding="utf-8").splitlines()
+    agent.reset("steer", {})
+    firsts = []
+    for turn, line in enumerate(lines, 1):
+        resp = agent.respond("steer", line, turn, 10)
+        p = agent.index.products[agent.index.by_pid[resp["recommendations"][0]["parent_asin"]]]
+        firsts.append(p)
+        understood = agent.sessions["steer"].traces[-1].understood
+        if turn == 1:
+            assert "men" in p.audience and "black" in p.title.lower() and "sneaker" in p.title.lower()
+        if turn >= 4:
+            assert "black → white" in understood and "black" not in understood
+        if turn == 4:
+            assert p.pid != firsts[2].pid                       # "not that one"
+        if turn == 6:
+            assert "not for women" in understood and "women" not in p.audience
+    assert len(firsts) == 6

@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -354,10 +355,12 @@ class ChatSession:
             raise SessionError(f"this session has had its {P.MAX_TURNS} turns; reset to start again")
         self.turn += 1
         with self.lock:
+            start = time.perf_counter()
             try:
                 resp = self.agent.respond(self.session_id, message, self.turn, P.TOP_K)
             except Exception as exc:  # the evaluator counts it as an empty response
                 resp = {"message": "", "ask_attribute": None, "recommendations": [], "error": repr(exc)}
+            latency_ms = round((time.perf_counter() - start) * 1000.0, 3)
             trace = trace_of(self.agent, self.session_id)
         if not P.valid_response(resp):
             resp = {"message": "", "ask_attribute": None, "recommendations": []}
@@ -367,6 +370,6 @@ class ChatSession:
         view = TurnView(turn=self.turn, customer=message, agent=resp["message"],
                         ask_attribute=ask if isinstance(ask, (str, type(None))) else repr(ask),
                         products=_products(self.lookup, recs, _scores(resp), None),
-                        explain=explain(turns[-1] if turns else None))
+                        explain=explain(turns[-1] if turns else None), latency_ms=latency_ms)
         self.history.append(view)
         return view

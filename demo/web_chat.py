@@ -17,6 +17,7 @@ A store that is down is 503 (nothing stored): the page retries.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import contest as P
@@ -37,10 +38,11 @@ def stored_chat_turn(agent: Any, lookup: Any, lock: threading.Lock, session_id: 
     """Answer one chat message of `session_id` (see the module docstring); raises TurnConflict,
     SessionError (the 10 turns are over) or StoreUnavailable."""
     with lock:
+        start = time.perf_counter()               # the turn's time in the agent, store included
         if turn is not None and turn > 1:          # the common case, in one read of the store
             try:
                 resp = agent.take_turn(session_id, message, turn, P.TOP_K, expect=turn - 1)
-                return _view(lookup, resp, _last_trace(agent, session_id), turn, message)
+                return _view(lookup, resp, _last_trace(agent, session_id), turn, message, start)
             except SequenceConflict:
                 pass                               # not where the page thinks: decided below
         stored = agent.stored_turns(session_id)
@@ -62,7 +64,7 @@ def stored_chat_turn(agent: Any, lookup: Any, lock: threading.Lock, session_id: 
             except SequenceConflict:
                 resp = _stored_answer(agent, session_id, message, turn)
         trace = _last_trace(agent, session_id)
-    return _view(lookup, resp, trace, turn, message)
+        return _view(lookup, resp, trace, turn, message, start)
 
 
 def store_reachable(agent: Any) -> bool:
@@ -95,7 +97,7 @@ def _last_trace(agent: Any, session_id: str) -> Any:
     return turns[-1] if turns else None
 
 
-def _view(lookup: Any, resp: Any, trace: Any, turn: int, message: str) -> TurnView:
+def _view(lookup: Any, resp: Any, trace: Any, turn: int, message: str, start: float) -> TurnView:
     if not P.valid_response(resp):
         resp = {"message": "", "ask_attribute": None, "recommendations": []}
     recs = P.normalize_recommendations(resp.get("recommendations"), lookup.ids)
@@ -103,7 +105,7 @@ def _view(lookup: Any, resp: Any, trace: Any, turn: int, message: str) -> TurnVi
     return TurnView(turn=turn, customer=message, agent=resp["message"],
                     ask_attribute=ask if isinstance(ask, (str, type(None))) else repr(ask),
                     products=_products(lookup, recs, _scores(resp), None),
-                    explain=explain(trace))
+                    explain=explain(trace), latency_ms=round((time.perf_counter() - start) * 1000.0, 3))
 
 
 __all__ = ["StoreUnavailable", "TurnConflict", "store_reachable", "stored_chat_turn", "uses_store"]

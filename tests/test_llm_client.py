@@ -539,3 +539,35 @@ def test_implausible_token_counts_are_not_passed_through(server, backend, caplog
     assert reply.data == GOOD_EXTRACTION
     assert reply.usage == {"prompt_tokens": 0, "completion_tokens": 0}
     assert "implausible prompt_tokens" in caplog.text
+
+
+def test_a_down_server_is_tried_again_only_after_a_growing_pause():
+    """Backoff: one failure starts a pause; calls inside it are not tried; the pause doubles while the
+    server stays down, up to its cap, and an answer ends it."""
+    from starter.model.backoff import Backoff
+
+    now = [100.0]
+    b = Backoff(first=1.0, most=4.0, clock=lambda: now[0])
+    assert b.waiting() == 0.0
+    assert b.failed() is True and b.waiting() == 1.0           # the outage starts: warn once
+    now[0] += 1.0
+    assert b.waiting() == 0.0 and b.failed() is False and b.waiting() == 2.0
+    now[0] += 2.0
+    b.failed()
+    now[0] += 4.0
+    b.failed()
+    assert b.waiting() == 4.0                                   # capped
+    assert b.succeeded() is True and b.waiting() == 0.0 and b.succeeded() is False
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_down_server_costs_one_attempt_and_one_warning(backend, caplog):
+    client = make_client(None, backend, timeout=2.0)
+    with caplog.at_level(logging.WARNING, logger="starter.model.client"):
+        first = client.extract("something black")
+        t0 = time.monotonic()
+        later = [client.extract("something black") for _ in range(5)]
+    assert first.attempts == 1 and first.error_kind == "connection"
+    assert all(r.attempts == 0 and r.data is None and r.error_kind == "connection" for r in later)
+    assert time.monotonic() - t0 < 0.05
+    assert len([r for r in caplog.records if "unavailable" in r.getMessage()]) == 1

@@ -12,6 +12,7 @@ import logging
 import time
 from typing import Any, Mapping, Sequence
 
+from starter.model.backoff import Backoff
 from starter.model.embeddings import LocalEmbedder
 from starter.model.prompting import MAX_MESSAGE_CHARS, format_extract_user, format_rerank_user
 from starter.model.replies import (EmbedReply, ErrorKind, LLMReply, add_usage, parse_json_reply, schema_error)
@@ -42,6 +43,7 @@ class LLMClient:
         self._ollama_embed = OllamaTransport(config)
         self._local = LocalEmbedder(config.embed_model)
         self._health: tuple[float, bool] | None = None
+        self.backoff = Backoff()
 
     # ------------------------------------------------------------------ chat
     def chat_json(self, system: str, user: str, schema: dict, *, name: str = "chat") -> LLMReply:
@@ -53,7 +55,9 @@ class LLMClient:
         """
         started = time.monotonic()
         deadline = started + self.config.timeout
-        reply = LLMReply()
+        reply = self._paused()
+        if reply.error:
+            return reply
         messages: list[dict] = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         last_problem: str | None = None
         after = ""
@@ -100,10 +104,31 @@ class LLMClient:
                                              "with no other text.")},
             ]
         reply.latency_ms = round((time.monotonic() - started) * 1000.0, 1)
+        self._note_outcome(reply, name)
+        return reply
+
+    def _paused(self) -> LLMReply:
+        """An empty reply, with an error while the server's back-off pause lasts (nothing is tried)."""
+        pause = self.backoff.waiting()
+        if not pause:
+            return LLMReply()
+        return LLMReply(error=f"model server unavailable: not tried again for {pause:.1f}s",
+                        error_kind=ErrorKind.CONNECTION)
+
+    def _note_outcome(self, reply: LLMReply, name: str) -> None:
+        """Warn about a failure once per outage of the server; start or end its back-off."""
+        if reply.error_kind is ErrorKind.CONNECTION:
+            if self.backoff.failed():
+                log.warning("llm %s: server unavailable (%s); the parser answers, and the server is tried again "
+                            "after a pause that grows while it stays down", name, reply.error)
+            else:
+                log.debug("llm %s still unavailable: %s", name, reply.error)
+            return
+        if reply.attempts and self.backoff.succeeded():
+            log.warning("llm %s: server answers again", name)
         if reply.error:
             log.warning("llm %s failed after %d attempt(s) in %.0f ms: %s", name, reply.attempts, reply.latency_ms,
                         reply.error)
-        return reply
 
     # ------------------------------------------------------------------ tasks
     def extract(self, message: str, context: Mapping[str, Any] | None = None) -> LLMReply:

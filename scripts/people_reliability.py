@@ -22,7 +22,7 @@ from contest.jsonl import read_jsonl
 from contest.paths import PROJECT_ROOT
 from scripts.fit_people import PERSONAS, TUNE_SETS, Turns, collect
 
-CONFIRM_SETS = ("confirm", "longtail_confirm", "terse_confirm")
+CONFIRM_SETS = ("confirm", "longtail_confirm", "terse_confirm", "scripts_confirm")
 OUT = PROJECT_ROOT / "evaluation_results" / "people" / "reliability.md"
 
 

@@ -248,6 +248,11 @@ class DemoApp:
         (web_server --workers) can play it again when a step reaches one that did not start it."""
         try:
             modes = parse_modes(perturb)
+        except ValueError:
+            # The parser's message names the evaluator's command-line flag; the page knows no flags.
+            raise ApiError(400, f"unknown perturbation {perturb!r}; choose from none, "
+                                f"{', '.join(MODES)} or a '+' combination") from None
+        try:
             index, row = find_row(self.rows(dataset), sample_id)
         except (ValueError, SessionError) as exc:
             raise ApiError(400, str(exc)) from None

@@ -115,3 +115,10 @@ def test_a_replay_started_on_one_worker_steps_on_another(tmp_path: Path) -> None
     assert steps == alone and steps[-1]["last"] and steps[-1]["outcome"] is not None
     with pytest.raises(ApiError, match="unknown replay"):
         two.replay_step({"replay": "not-a-replay"})
+
+
+def test_api_errors_name_no_command_line_flags(catalog: Path) -> None:
+    app = _demo(catalog)
+    with pytest.raises(ApiError, match="unknown perturbation 'shout'") as err:
+        app.replay_start({"dataset": "x", "sample_id": "y", "perturb": "shout"})
+    assert err.value.status == 400 and "--" not in str(err.value)

@@ -129,3 +129,26 @@ def test_the_steering_conversation_behaves_as_a_shopper_expects(proxy_agent) -> 
         if turn == 6:
             assert "not for women" in understood and "women" not in p.audience
     assert len(firsts) == 6
+
+
+@pytest.mark.parametrize("message,shelf_word,never", [
+    ("i need comfy black sneakers for my husband", None, ("tote", "bag", "watch")),
+    ("a leather tote for work", None, ("sneaker", "shoe", "boot")),
+    ("a watch for my dad", "watch", ()),
+    ("a romper for my daughter", "romper", ()),
+])
+def test_the_noun_a_shopper_uses_decides_the_kind_of_product(proxy_agent, message, shelf_word, never) -> None:
+    """The product noun is grounded in titles and shelves, not in marketing bullets: none of the first ten
+    for "sneakers" is a bag (whose bullets may say "sneakers"), and the first three are of the kind named."""
+    agent = proxy_agent
+    agent.reset("noun", {})
+    agent.respond("noun", message, 1, 10)
+    from starter.people.ranking import rank_people
+    state, people = agent.sessions["noun"], agent.pipeline.people
+    ranked, _ = rank_people(agent.index, state.readings, conversation_facts(state.readings, people.brands), set(),
+                            agent.settings.people, people.brands, people.weights)
+    first = [agent.index.products[r.idx] for r in ranked[:10]]
+    for p in first:
+        assert not any(w in p.shelf.lower() for w in never), (p.title, p.shelf)
+    if shelf_word:
+        assert all(shelf_word in (p.title + " " + p.shelf).lower() for p in first[:3])

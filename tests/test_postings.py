@@ -216,3 +216,15 @@ def test_row_lengths_read_in_chunks_equal_one_read(small_catalog: Path) -> None:
         for chunk in (1, 2, 3, 7):
             got = P._length_parts(ix.db, table, chunk=chunk)
             assert got[0].tolist() == whole[0].tolist() and got[1:] == whole[1:] and whole[1] == len(ix.products)
+
+
+def test_both_posting_caches_evict_the_least_recently_used_first() -> None:
+    from collections import OrderedDict
+
+    import numpy as np
+
+    from starter.index.postings import _evicted
+
+    cache = OrderedDict((k, (np.zeros(n), None)) for k, n in (("a", 3), ("b", 2), ("c", 4)))
+    assert _evicted(cache, 9, 6) == 6 and list(cache) == ["b", "c"]
+    assert _evicted(cache, 6, 1) == 4 and list(cache) == ["c"]          # the newest entry always stays

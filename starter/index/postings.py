@@ -42,6 +42,15 @@ _COLUMN_BITS = 4
 _OFFSET_BITS = 32
 
 
+def _evicted(cache: OrderedDict, held: int, limit: int) -> int:
+    """Drop the least recently used entries of `cache` (each a (rows, ...) pair) until it holds at most
+    `limit` postings or one entry; returns the postings it still holds."""
+    while held > limit and len(cache) > 1:
+        _, (old, _) = cache.popitem(last=False)
+        held -= len(old)
+    return held
+
+
 class PostingScorer:
     """BM25 over FTS5 tables from memoised posting arrays (`match`); None when only SQL is exact."""
 
@@ -153,10 +162,7 @@ class PostingScorer:
             matrix[np.repeat(np.arange(len(docs)), per_doc), column] = counts
             got = (docs, matrix)
         self._counts[key] = got
-        self.counted += len(got[0])
-        while self.counted > self.max_postings and len(self._counts) > 1:
-            _, (old, _) = self._counts.popitem(last=False)
-            self.counted -= len(old)
+        self.counted = _evicted(self._counts, self.counted + len(got[0]), self.max_postings)
         return got
 
     # ---- what it reads once ---------------------------------------------------------
@@ -224,10 +230,7 @@ class PostingScorer:
             got = (docs.astype(np.int32),
                    idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lengths[docs] / mean_length))))
         self._postings[key] = got
-        self.held += len(got[0])
-        while self.held > self.max_postings and len(self._postings) > 1:
-            _, (old, _) = self._postings.popitem(last=False)
-            self.held -= len(old)
+        self.held = _evicted(self._postings, self.held + len(got[0]), self.max_postings)
         return got
 
     def _instances(self, table: str, terms: tuple[str, ...]

@@ -108,42 +108,51 @@ def render_explain(ex: dict, s: Style) -> list[str]:
         top = ", ".join(f"{k} {v:.2f}" for k, v in list(guesses.items())[:3])
         lines.append("  " + s("shelf", "cyan", "bold") + f"       exact: {shelf.get('exact') or '—'}"
                      + (f"; guesses: {top}" if top else ""))
-    lines.append("  " + s("accepted", "cyan", "bold"))
-    if ex["accepted"]:
-        for c in ex["accepted"]:
-            neg = "NOT " if c["negated"] else ""
-            conf = f"{c['confidence']:.1f}" if isinstance(c["confidence"], (int, float)) else "?"
-            lines.append(f"    {s('+', 'green')} {c['attribute']:<9} {neg}{_cut(c['value'], 70)}"
-                         + s(f"  [{c['source']}, {conf}]", "dim"))
-    else:
-        lines.append("    " + s("(none)", "dim"))
-    lines.append("  " + s("rejected", "cyan", "bold"))
-    if ex["rejected"]:
-        for c in ex["rejected"]:
-            lines.append(f"    {s('-', 'red')} {_cut(c['value'], 60)}" + s(f"  ({c['reason']})", "dim"))
-    else:
-        lines.append("    " + s("(none)", "dim"))
+    lines += _constraints(ex, s)
     if ex["funnel"]:
         chain = " → ".join(f"{f['stage']} {s(format(f['count'], ','), 'bold')}" for f in ex["funnel"])
         lines.append("  " + s("funnel", "cyan", "bold") + "      " + chain)
-    lines.append("  " + s("questions", "cyan", "bold") + "   value of asking (expected TechnicalScore gain)")
-    qs = ex["questions"]
-    if qs:
-        top = max((q["value"] for q in qs), default=0.0)
-        for q in qs:
-            chosen = q["attribute"] == ex.get("ask_attribute")
-            name = f"{q['attribute']:<9}"
-            n = q.get("groups")
-            groups = "" if n is None else f"{n} distinct answer" + ("" if n == 1 else "s")
-            b = bar(q["value"], top)
-            lines.append(f"    {s(name, 'bold') if chosen else name} {s(b.ljust(BAR_WIDTH), 'yellow')}"
-                         f" {q['value']:+.4f}  " + s(groups, "dim") + (s("  ← asked", "yellow", "bold") if chosen else ""))
-    else:
-        lines.append("    " + s("(no question can separate the candidates)", "dim"))
+    lines += _questions(ex, s)
     c = ex["commit"]
     if c.get("count") is not None:
         ev = f", expected value {c['expected_value']:.4f}" if isinstance(c.get("expected_value"), (int, float)) else ""
         lines.append("  " + s("commit", "cyan", "bold") + f"      show {c['count']}: {c.get('reason')}{ev}")
+    return lines
+
+
+def _constraints(ex: dict, s: Style) -> list[str]:
+    """The accepted and the rejected constraints of a turn."""
+    lines = ["  " + s("accepted", "cyan", "bold")]
+    for c in ex["accepted"]:
+        neg = "NOT " if c["negated"] else ""
+        conf = f"{c['confidence']:.1f}" if isinstance(c["confidence"], (int, float)) else "?"
+        lines.append(f"    {s('+', 'green')} {c['attribute']:<9} {neg}{_cut(c['value'], 70)}"
+                     + s(f"  [{c['source']}, {conf}]", "dim"))
+    if not ex["accepted"]:
+        lines.append("    " + s("(none)", "dim"))
+    lines.append("  " + s("rejected", "cyan", "bold"))
+    for c in ex["rejected"]:
+        lines.append(f"    {s('-', 'red')} {_cut(c['value'], 60)}" + s(f"  ({c['reason']})", "dim"))
+    if not ex["rejected"]:
+        lines.append("    " + s("(none)", "dim"))
+    return lines
+
+
+def _questions(ex: dict, s: Style) -> list[str]:
+    """Each question's value, the one asked marked."""
+    lines = ["  " + s("questions", "cyan", "bold") + "   value of asking (expected TechnicalScore gain)"]
+    qs = ex["questions"]
+    top = max((q["value"] for q in qs), default=0.0)
+    for q in qs:
+        chosen = q["attribute"] == ex.get("ask_attribute")
+        name = f"{q['attribute']:<9}"
+        n = q.get("groups")
+        groups = "" if n is None else f"{n} distinct answer" + ("" if n == 1 else "s")
+        b = bar(q["value"], top)
+        lines.append(f"    {s(name, 'bold') if chosen else name} {s(b.ljust(BAR_WIDTH), 'yellow')}"
+                     f" {q['value']:+.4f}  " + s(groups, "dim") + (s("  ← asked", "yellow", "bold") if chosen else ""))
+    if not qs:
+        lines.append("    " + s("(no question can separate the candidates)", "dim"))
     return lines
 
 

@@ -208,6 +208,28 @@ class Guard:
                 await error_response(500, "internal error")(scope, receive, send_secure)
 
 
+def answers(endpoint: Endpoint) -> Endpoint:
+    """ApiError -> its JSON error; a client gone mid-body -> nothing to answer."""
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except ApiError as exc:   # 408/413: the rest of the body is not worth waiting for
+            close = {"Connection": "close"} if exc.status in (408, 413) else None
+            return error_response(exc.status, str(exc), close)
+        except ClientDisconnect:
+            return Response(status_code=400)   # never sent: the client is gone
+    return wrapped
+
+
+async def favicon(request: Request) -> Response:
+    return Response(b"", 204, media_type="image/x-icon")
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return error_response(exc.status_code, exc.detail.lower(), dict(exc.headers or {}))
+
+
 def create_app(state: WebState, *, max_agent_queue: int = MAX_AGENT_QUEUE,
                body_timeout: float = BODY_TIMEOUT) -> ASGIApp:
     """The demo's ASGI app over `state` (whose `demo` may be filled in later)."""
@@ -218,24 +240,9 @@ def create_app(state: WebState, *, max_agent_queue: int = MAX_AGENT_QUEUE,
             raise ApiError(503, "loading" if state.failed is None else "the agent failed to load")
         return state.demo
 
-    def answers(endpoint: Endpoint) -> Endpoint:
-        """ApiError -> its JSON error; a client gone mid-body -> nothing to answer."""
-        async def wrapped(request: Request) -> Response:
-            try:
-                return await endpoint(request)
-            except ApiError as exc:   # 408/413: the rest of the body is not worth waiting for
-                close = {"Connection": "close"} if exc.status in (408, 413) else None
-                return error_response(exc.status, str(exc), close)
-            except ClientDisconnect:
-                return Response(status_code=400)   # never sent: the client is gone
-        return wrapped
-
     async def page(request: Request) -> Response:
         return Response(state.page.html, 200, media_type="text/html; charset=utf-8",
                         headers={"Content-Security-Policy": state.page.csp})
-
-    async def favicon(request: Request) -> Response:
-        return Response(b"", 204, media_type="image/x-icon")
 
     async def info(request: Request) -> Response:
         return json_response(200, demo().info())       # cheap: answered on the event loop
@@ -263,10 +270,6 @@ def create_app(state: WebState, *, max_agent_queue: int = MAX_AGENT_QUEUE,
             result = await (agent_queue.run(fn, body) if uses_agent else run_in_threadpool(fn, body))
             return json_response(200, result)
         return endpoint
-
-    async def http_error(request: Request, exc: Exception) -> Response:
-        assert isinstance(exc, HTTPException)
-        return error_response(exc.status_code, exc.detail.lower(), dict(exc.headers or {}))
 
     routes = [Route("/", answers(page), methods=["GET"]),
               Route("/index.html", answers(page), methods=["GET"]),

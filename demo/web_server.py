@@ -160,7 +160,7 @@ class BackgroundServer:
         self.sock.close()
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m demo.web", description=web.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default %(default)s; 0 = any free)")
@@ -181,19 +181,30 @@ def main(argv: list[str] | None = None) -> int:
                          "(default $AGENT_SESSION_STORE; with --workers > 1, a SQLite file for this run)")
     ap.add_argument("--no-preload", action="store_true", help=argparse.SUPPRESS)   # each worker loads (measurement)
     add_no_cache_argument(ap)
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _checked(args: argparse.Namespace) -> tuple[Path, dict[str, Path]]:
+    """The catalog and the extra datasets the arguments name; ValueError / FileNotFoundError say what is
+    wrong (a command line's errors may name its flags)."""
+    if not 0 <= args.port <= 65535:
+        raise ValueError(f"--port must be 0-65535, got {args.port}")
+    if not 1 <= args.workers <= 64:
+        raise ValueError(f"--workers must be 1-64, got {args.workers}")
+    catalog_path = resolve_catalog(args.catalog)
+    extra = {}
+    for spec in args.dataset:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not Path(path).is_file():
+            raise ValueError(f"--dataset wants NAME=PATH of an existing file, got {spec!r}")
+        extra[name] = Path(path)
+    return catalog_path, extra
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     try:
-        if not 0 <= args.port <= 65535:
-            raise ValueError(f"--port must be 0-65535, got {args.port}")
-        if not 1 <= args.workers <= 64:
-            raise ValueError(f"--workers must be 1-64, got {args.workers}")
-        catalog_path = resolve_catalog(args.catalog)
-        extra = {}
-        for spec in args.dataset:
-            name, sep, path = spec.partition("=")
-            if not sep or not name or not Path(path).is_file():
-                raise ValueError(f"--dataset wants NAME=PATH of an existing file, got {spec!r}")
-            extra[name] = Path(path)
+        catalog_path, extra = _checked(args)
     except (FileNotFoundError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -211,6 +222,11 @@ def main(argv: list[str] | None = None) -> int:
                      preload=not args.no_preload, max_queue=args.max_queue)
     if args.session_store:
         os.environ["AGENT_SESSION_STORE"] = args.session_store
+    return _serve_one(sock, args, catalog_path, extra)
+
+
+def _serve_one(sock: socket.socket, args: argparse.Namespace, catalog_path: Path, extra: dict[str, Path]) -> int:
+    """One process: the server answers at once (503 loading) while a thread builds the agent."""
     state = WebState(render_page(str(catalog_path)))
     server = uvicorn.Server(make_config(create_app(state, max_agent_queue=args.max_queue, body_timeout=BODY_TIMEOUT),
                                         keep_alive=args.keep_alive, verbose=args.verbose))

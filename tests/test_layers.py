@@ -94,14 +94,14 @@ def test_state_modules_import_no_decision_module() -> None:
                        for m in modules), name
 
 
-@pytest.mark.parametrize("package", ["contest", "grounding", "starter"])
+@pytest.mark.parametrize("package", ["contest", "grounding", "starter", "demo"])
 def test_no_module_of_the_agent_is_over_the_size_limit(package: str) -> None:
     long = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / package).rglob("*.py"))
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert long == {}
 
 
-@pytest.mark.parametrize("package", ["contest", "grounding", "starter"])
+@pytest.mark.parametrize("package", ["contest", "grounding", "starter", "demo"])
 def test_no_function_of_the_agent_is_over_the_size_limit(package: str) -> None:
     long = {}
     for path in sorted((ROOT / package).rglob("*.py")):

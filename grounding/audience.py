@@ -76,12 +76,11 @@ def audiences_said(text: str) -> tuple[frozenset[str], frozenset[str]]:
     {girls}); a word after a negation cue counts only against, and one in a clause about the list shown
     ("these are mostly women's") not at all."""
     text = _ABOUT_SHOWN_RE.sub(" ", text)
-    ruled = [m.group(1).lower() for m in _NEGATED_AUDIENCE_RE.finditer(text)]
-    spans = [m.span(1) for m in _NEGATED_AUDIENCE_RE.finditer(text)]
-    rest = text
-    for start, end in reversed(spans):
-        rest = rest[:start] + " " + rest[end:]
     negated: set[str] = set()
-    for w in ruled:
-        negated |= SHOPPER_WORDS.get(w, frozenset())
-    return shopper_audiences(rest), frozenset(negated)
+    rest, at = [], 0
+    for m in _NEGATED_AUDIENCE_RE.finditer(text):
+        negated |= SHOPPER_WORDS.get(m.group(1).lower(), frozenset())
+        rest.append(text[at:m.start(1)])
+        at = m.end(1)
+    rest.append(text[at:])
+    return shopper_audiences(" ".join(rest)), frozenset(negated)

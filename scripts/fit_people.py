@@ -118,6 +118,7 @@ def _newton(turns: Turns, start: np.ndarray, free: np.ndarray, ridge: float,
     w = start.astype(np.float64).copy()
     d = len(w)
     idx = np.flatnonzero(free)
+    current = _objective(turns, w, ridge)
     for _ in range(steps):
         grad = -ridge * w
         hess = -ridge * np.eye(d)
@@ -133,14 +134,14 @@ def _newton(turns: Turns, start: np.ndarray, free: np.ndarray, ridge: float,
         step = np.linalg.solve(hess[sub], grad[idx])
         # Damped: halve the step until the penalised log-likelihood does not fall (a separable feature,
         # such as a ruled-out word no target holds, would otherwise overshoot by orders of magnitude).
-        before = _objective(turns, w, ridge)
         for _ in range(40):
             trial = w.copy()
             trial[idx] = w[idx] - step
-            if _objective(turns, trial, ridge) >= before - 1e-9:
+            value = _objective(turns, trial, ridge)
+            if value >= current - 1e-9:
                 break
             step = step / 2
-        w = trial
+        w, current = trial, value        # the adopted weights' objective, not computed again
         if float(np.max(np.abs(step))) < 1e-10:
             break
     se = np.zeros(d)

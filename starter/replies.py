@@ -65,8 +65,8 @@ _QUESTION_RE = re.compile(r"\?\s*$|^\s*(?:do (?:you|u) have|have you got|got any
 
 
 def small_talk_reply(text: str) -> str:
-    """A short friendly answer to a message that says nothing about the product ("" if it is not
-    greeting or thanks)."""
+    """A short friendly answer to a message that says nothing about the product: to thanks, to a
+    greeting, else a plain "Sure."."""
     words = set(tokens(text))
     if words & _THANKS:
         return "You're welcome!"

@@ -2,7 +2,6 @@
 mind (later wins), who it is not for, prices relative to what was shown, and everyday budget wording."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from starter.people.words import query_words
 from starter.reading.parse import parse_message
 from starter.reading.understand import Reading
 from starter.settings import SETTINGS
-from tests.test_people import PEOPLE_PRODUCTS, pids, rank
+from tests.test_people import people_catalog, rank  # noqa: F401 (people_catalog: a fixture)
 
 
 def said(*messages: str) -> list[Reading]:
@@ -78,13 +77,6 @@ def test_a_relative_price_move_reads_against_what_was_shown() -> None:
     # a vague wish does not erase a number said before
     readings = said("black boots under 80 dollars", "nothing too pricey")
     assert conversation_facts(readings).budget == Budget(max_price=80.0)
-
-
-@pytest.fixture()
-def people_catalog(tmp_path: Path) -> Path:
-    path = tmp_path / "catalog.jsonl"
-    path.write_text("\n".join(json.dumps(p) for p in PEOPLE_PRODUCTS) + "\n", encoding="utf-8")
-    return path
 
 
 def test_not_for_women_lowers_womens_items(people_catalog: Path) -> None:

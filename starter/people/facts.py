@@ -63,8 +63,12 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
 def says_a_fact(text: str) -> bool:
     """Does a message say who it is for, who not, or a budget (facts beyond its content words)?"""
     said, ruled_out = audiences_said(text)
-    return bool(said or ruled_out or names_price(text) or relative_price(text)
-                or set(tokens(text)) & PRICE_CUES)
+    return bool(said or ruled_out or _about_price(text))
+
+
+def _about_price(text: str) -> bool:
+    """Does a message speak of price: a number as a price, a price word, or a price relative to the list?"""
+    return bool(names_price(text) or set(tokens(text)) & PRICE_CUES or relative_price(text))
 
 
 def prices_shown(products: list, shown: list[list[int]]) -> list[list[float]]:
@@ -75,7 +79,7 @@ def prices_shown(products: list, shown: list[list[int]]) -> list[list[float]]:
 def _budget_said(text: str, shown: list[float], budget: Budget | None) -> Budget | None:
     """The budget after a message: a number said wins; a relative move ("cheaper") caps at the cheapest
     price just shown (or floors at the dearest); a qualitative wish only when no number was said before."""
-    if not (names_price(text) or set(tokens(text)) & PRICE_CUES or relative_price(text)):
+    if not _about_price(text):
         return budget
     got = parse_budget(text)
     if got is not None and got.has_number:

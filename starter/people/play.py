@@ -31,16 +31,16 @@ class PeoplePath:
     def _answer_first(self, reading: Reading, shown: list[int]) -> str:
         """What to say before the list: the answer to a question about the products (from the list's
         own data), or a friendly word to small talk (a message without product words)."""
+        if people_facts.says_a_fact(reading.text):
+            return ""
         words = message_words(reading)
-        asked_about = [w for w in words if w in set(tokens(reading.text))]       # as said, no typo guesses
-        if asked_about and is_question(reading.text) and not people_facts.says_a_fact(reading.text):
-            words = asked_about
-            holders = sum(all(self.index.holds_any(i, {w, w[:-1] if w.endswith("s") else w}) for w in words)
+        said = set(tokens(reading.text))
+        asked_about = [w for w in words if w in said]       # as said, no typo guesses
+        if asked_about and is_question(reading.text):
+            holders = sum(all(self.index.holds_any(i, {w, w[:-1] if w.endswith("s") else w}) for w in asked_about)
                           for i in shown)
-            return question_answer(words, holders, len(shown))
-        if not words and not people_facts.says_a_fact(reading.text):
-            return small_talk_reply(reading.text)
-        return ""
+            return question_answer(asked_about, holders, len(shown))
+        return "" if words else small_talk_reply(reading.text)
 
     def play(self, state: SessionState, reading: Reading, understanding: Understanding | None,
              usage: dict[str, int], turn_no: int, k_limit: int) -> dict:

@@ -42,7 +42,7 @@ def stored_chat_turn(agent: Any, lookup: Any, lock: threading.Lock, session_id: 
         if turn is not None and turn > 1:          # the common case, in one read of the store
             try:
                 resp = agent.take_turn(session_id, message, turn, P.TOP_K, expect=turn - 1)
-                return _view(lookup, resp, _last_trace(agent, session_id), turn, message, start)
+                return _view(lookup, resp, _last_trace(agent, session_id), turn, message, _ms_since(start))
             except SequenceConflict:
                 pass                               # not where the page thinks: decided below
         stored = agent.stored_turns(session_id)
@@ -64,7 +64,8 @@ def stored_chat_turn(agent: Any, lookup: Any, lock: threading.Lock, session_id: 
             except SequenceConflict:
                 resp = _stored_answer(agent, session_id, message, turn)
         trace = _last_trace(agent, session_id)
-        return _view(lookup, resp, trace, turn, message, start)
+        took = _ms_since(start)
+    return _view(lookup, resp, trace, turn, message, took)
 
 
 def store_reachable(agent: Any) -> bool:
@@ -97,7 +98,11 @@ def _last_trace(agent: Any, session_id: str) -> Any:
     return turns[-1] if turns else None
 
 
-def _view(lookup: Any, resp: Any, trace: Any, turn: int, message: str, start: float) -> TurnView:
+def _ms_since(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000.0, 3)
+
+
+def _view(lookup: Any, resp: Any, trace: Any, turn: int, message: str, latency_ms: float) -> TurnView:
     if not P.valid_response(resp):
         resp = {"message": "", "ask_attribute": None, "recommendations": []}
     recs = P.normalize_recommendations(resp.get("recommendations"), lookup.ids)
@@ -105,7 +110,7 @@ def _view(lookup: Any, resp: Any, trace: Any, turn: int, message: str, start: fl
     return TurnView(turn=turn, customer=message, agent=resp["message"],
                     ask_attribute=ask if isinstance(ask, (str, type(None))) else repr(ask),
                     products=_products(lookup, recs, _scores(resp), None),
-                    explain=explain(trace), latency_ms=round((time.perf_counter() - start) * 1000.0, 3))
+                    explain=explain(trace), latency_ms=latency_ms)
 
 
 __all__ = ["StoreUnavailable", "TurnConflict", "store_reachable", "stored_chat_turn", "uses_store"]

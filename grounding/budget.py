@@ -67,8 +67,8 @@ _PRICE_MENTION_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:unde
 
 
 def spelled_out(text: str) -> str:
-    """`text` with round amounts spelled in words before a currency word, "ish" or "or so", or ending the
-    message ("around a hundred dollars", "a hundred."), as digits."""
+    """`text` with round amounts spelled in words after a price keyword ("around a hundred", "under
+    fifty") or before a currency word, "ish" or "or so" ("fifty bucks"), as digits."""
     return _SPELLED_RE.sub(lambda m: str(_SPELLED[(m.group(1) or m.group(2)).lower()]), text)
 
 

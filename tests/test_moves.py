@@ -8,8 +8,10 @@ import pytest
 
 from grounding.audience import audiences_said
 from grounding.budget import Budget, names_price, parse_budget, relative_price
+from grounding.counts import count_agreement, count_of
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import conversation_facts
+from starter.people.ranking import rank_people
 from starter.people.words import query_words
 from starter.reading.parse import parse_message
 from starter.reading.understand import Reading
@@ -144,3 +146,41 @@ def test_the_noun_a_shopper_uses_decides_the_kind_of_product(proxy_agent, messag
         assert not any(w in p.shelf.lower() for w in never), (p.title, p.shelf)
     if shelf_word:
         assert all(shelf_word in (p.title + " " + p.shelf).lower() for p in first[:3])
+
+
+@pytest.mark.parametrize("text,count", [
+    ("its a 10 pack", 10), ("comes as a set of 5", 5), ("pack of three", 3), ("Soft fabric, two in the pack.", 2),
+    ("It's two pairs for one price.", 2), ("Pack of 3", 3), ("3-Pack", 3), ("10 Pairs", 10), ("12pcs", 12),
+    ("one piece swimsuit", 1),
+])
+def test_a_pack_count_is_read_from_a_message_and_a_title(text: str, count: int) -> None:
+    assert count_of(text) == count
+
+
+@pytest.mark.parametrize("text", ["for my 2 kids", "size 10", "a pair of socks", "8 steel ribs", "multipack",
+                                  "under 15 for the pack"])
+def test_a_number_without_its_unit_is_no_count(text: str) -> None:
+    assert count_of(text) is None
+
+
+def test_the_latest_count_said_wins_and_agreement_is_signed() -> None:
+    facts = conversation_facts(said("no show socks for my husband", "a 3 pack", "sorry, six pairs"))
+    assert facts.count == 6
+    assert count_agreement(6, "Men's No Show Socks, Pack of 6") == 1.0
+    assert count_agreement(6, "Men's No Show Socks 3 Pairs") == -1.0
+    assert count_agreement(6, "Men's No Show Socks") == 0.0 and count_agreement(None, "Socks 6 Pack") == 0.0
+
+
+def test_a_count_said_lifts_the_listings_that_state_it(proxy_agent) -> None:
+    """On the proxy catalog: with "six pairs" said, more of the first ten state six than without it,
+    and none of them states another count above one stating six."""
+    index, people = proxy_agent.index, proxy_agent.settings.people
+    plain = said("no show socks for my husband")
+    counted = said("no show socks for my husband, six pairs")
+    with_count = [index.products[r.idx].title for r in rank_people(
+        index, counted, conversation_facts(counted), set(), people)[0][:10]]
+    without = [index.products[r.idx].title for r in rank_people(
+        index, plain, conversation_facts(plain), set(), people)[0][:10]]
+    agree = [count_agreement(6, t) for t in with_count]
+    assert agree.count(1.0) > [count_agreement(6, t) for t in without].count(1.0)
+    assert -1.0 not in agree[:agree.index(1.0)]

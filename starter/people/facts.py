@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from grounding.audience import audiences_said
 from grounding.brands import BrandMention, BrandRejection
+from grounding.counts import count_of
 from grounding.budget import PRICE_CUES, Budget, names_price, parse_budget, relative_price
 from grounding.words import tokens
 from starter.people.brands import Brands
@@ -26,18 +27,20 @@ class Facts:
     brand_mentions: tuple[BrandMention, ...] = ()       # the latest message's, and its refusals
     brand_refusals: tuple[BrandRejection, ...] = ()
     not_for: frozenset[str] = frozenset()               # audiences ruled out ("not for women")
+    count: int | None = None                            # how many in the pack ("a 3 pack"), the latest said
 
 
 def conversation_facts(readings: list[Reading], brands: Brands | None = None,
                        shown_prices: list[list[float]] | None = None) -> Facts:
     """Who it is for (the latest message that says so wins: a correction replaces, never adds), who it is
-    not for, negated words (a word said again later without a negation is wanted after all), the latest
+    not for, how many in the pack (the latest said), negated words (a word said again later without a negation is wanted after all), the latest
     budget said, and the brands named.  `shown_prices[t]`: the prices shown after message t, which a
     relative price move ("cheaper", "those look pricey") is read against."""
     audiences: frozenset[str] = frozenset()
     not_for: frozenset[str] = frozenset()
     negated: set[str] = set()
     budget: Budget | None = None
+    count: int | None = None
     named: list[str] = []
     misspelt: list[str] = []
     mentions: list[BrandMention] = []
@@ -53,11 +56,13 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
         audiences = said or audiences
         not_for = (not_for - said) | ruled_out
         negated = (negated - set(tokens(r.text))) | set(r.negated)
+        count = count_of(r.text) or count
         budget = _budget_said(r.text, shown_prices[t - 1] if shown_prices and 0 < t <= len(shown_prices)
                               else [], budget)
     last_is_free = bool(readings) and not readings[-1].template
     return Facts(audiences - not_for, frozenset(negated), budget, tuple(named), tuple(misspelt),
-                 tuple(mentions) if last_is_free else (), tuple(refusals) if last_is_free else (), not_for)
+                 tuple(mentions) if last_is_free else (), tuple(refusals) if last_is_free else (), not_for,
+                 count)
 
 
 def says_a_fact(text: str) -> bool:
@@ -127,6 +132,7 @@ def understood(readings: list[Reading], facts: Facts) -> tuple[str, ...]:
     out += list(facts.brands)
     values, corrected = _values_said(readings)
     out += [f"{w} → {corrected[w]}" if w in corrected else w for w in values]
+    out += [f"pack of {facts.count}"] if facts.count and facts.count > 1 else []
     budget = _budget_label(facts.budget)
     out += [budget] if budget else []
     out += [f"not for {a}" for a in ("women", "men", "girls", "boys", "baby") if a in facts.not_for]

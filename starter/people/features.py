@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grounding.counts import count_agreement
 from grounding.topk import best_first
 from grounding.words import COLORS, tokens
 from starter.index.catalog import CatalogIndex
@@ -44,6 +45,7 @@ FEATURES: tuple[str, ...] = (
     "price_wish",     # "not too pricey" / "premium": log ratio dearer / cheaper than the pool's median price
     "price_unknown",  # 1: a budget was said and the product has no price to check it against
     "colour",         # +1 a colour said is on the product, -1 it names only other colours, 0 unsaid
+    "count",          # +1 the title states the pack count said ("3 pack" / "Pack of 3"), -1 another, 0 unsaid
     "reviews",        # log1p(rating_number): popularity
 )
 
@@ -112,7 +114,9 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         x[:, 11] = [1.0 if p.price is None or p.price <= 0 else 0.0 for p in rows]
     if said_colours:
         x[:, 12] = [_colour_agreement(p.title, said_colours) for p in rows]
-    x[:, 13] = [math.log1p(p.rating_number) for p in rows]
+    if facts.count is not None:
+        x[:, 13] = [count_agreement(facts.count, p.title) for p in rows]
+    x[:, 14] = [math.log1p(p.rating_number) for p in rows]
     return x
 
 

@@ -3,7 +3,8 @@ the count a title states ("Pack of 3", "5 Pairs", "Set of 2").
 
 People say the count in words the catalog spells in digits and another order ("pack of three" for
 "3 Pack"), so BM25 over the words cannot see that they agree; one reader serves the message and the
-title alike.  A bare number is never a count: it needs its unit ("for my 2 kids", "size 10" say none).
+title alike.  A bare number is never a count: it needs its unit ("for my 2 kids", "size 10" say none);
+"2 piece" and "one-piece" name a cut, not how many come.
 """
 from __future__ import annotations
 
@@ -12,24 +13,25 @@ import re
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                  "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "dozen": 12, "a dozen": 12}
 _N = r"(\d{1,3}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
-_UNIT = r"(?:packs?|pk|pairs|pair|pcs|pc|pieces?|count|ct|sets?)"
+_UNIT = r"(?:packs?|pk|pairs|pair|pcs|count|ct|sets?)"
 # "3 pack", "3-pack", "three pairs", "10pcs", "2 in the pack", "5 in a set"
 _BEFORE_RE = re.compile(r"\b" + _N + r"(?:\s*-\s*|\s*)" + _UNIT + r"\b|\b" + _N
                         + r"\s+in\s+(?:a|the|one|each)\s+(?:pack|set|box|bundle)\b", re.I)
 # "pack of 3", "set of three", "bundle of 2"
-_AFTER_RE = re.compile(r"\b(?:pack|set|bundle|box|pair)s?\s+of\s+" + _N + r"\b", re.I)
+_AFTER_RE = re.compile(r"\b(?:multi-?\s?)?(?:pack|set|bundle|box|pair)s?\s+of\s+" + _N + r"\b", re.I)
 MAX_COUNT = 100     # hand-set bound: "250 pcs" of beads is a count, "1000 pack" is a typo or an id
 
 
 def count_of(text: str) -> int | None:
-    """The first count a text states with its unit, or None."""
+    """The last count a text states with its unit, or None (later wins: "I thought one pair, but a
+    two-pack")."""
     found: list[tuple[int, int]] = []
     for rx in (_BEFORE_RE, _AFTER_RE):
         for m in rx.finditer(text):
             word = next(g for g in m.groups() if g)
             found.append((m.start(), _value(word)))
     found = [(at, n) for at, n in found if 0 < n <= MAX_COUNT]
-    return min(found)[1] if found else None
+    return max(found)[1] if found else None
 
 
 def _value(word: str) -> int:

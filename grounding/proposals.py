@@ -10,6 +10,7 @@ allowed sets are not guessed at; they are listed in `meta["ignored"]`.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,7 @@ from contest.rules import ALLOWED_ATTRIBUTES
 from grounding.budget import NEGATABLE_PRICE_WORDS, budget_ceiling
 from grounding.gate import Proposal
 from grounding.words import (COLOR_RE, COLORS, FILLER, MATERIAL_RE, MATERIALS, NEGATION_RE, NEGATION_STOP, NOT_FACTS,
+                             RETRACTION_RES,
                              STOP, tokens)
 
 
@@ -42,6 +44,7 @@ def read_facts(text: str) -> TextFacts:
     """Materials, colours, negations, the budget ceiling and the content words of `text`."""
     low = text.lower()
     found = [m for m in NEGATION_RE.finditer(low) if negatable(m.group(1))]
+    found += [m for m in _retractions(low) if negatable(m.group(1))]
     phrases = tuple(m.group(0) for m in found)
     negated = tuple(sorted({m.group(1) for m in found}))
     return TextFacts(
@@ -52,6 +55,17 @@ def read_facts(text: str) -> TextFacts:
         negation_phrases=phrases,
         budget_max=budget_ceiling(low),
     )
+
+
+def _retractions(low: str) -> list[re.Match]:
+    """Preferences the message takes back (`RETRACTION_RES`), except a word it says again after the
+    retraction ("a one piece... no sorry, I meant a two piece bikini" keeps "piece")."""
+    out = []
+    for rx in RETRACTION_RES:
+        for m in rx.finditer(low):
+            if m.group(1) not in tokens(low[m.end():]):
+                out.append(m)
+    return out
 
 
 def proposals_from_facts(materials, colors, negated, budget_max: float | None) -> list[Proposal]:

@@ -92,10 +92,23 @@ COLOR_RE = re.compile(r"\b(" + "|".join(COLOR_WORDS) + r")\b")
 # "any", "too" or an article) is rejected; a single letter is no product fact.
 NEGATION_RE = re.compile(r"\b(?:no|not|without|avoid|except|never|hate|dislike|anything but|instead of|rather than)\s+"
                          r"(?:(?:any|too|an?|the)\s+)?([a-z][a-z]+)")
+# A preference taken back in a correction or a change of mind is not true of the product (PERSONAS.md's
+# moves), so it is read as a negation: "scratch the beanie", "never mind cotton", "changed my mind on puffy",
+# "I was going to get a fleece but ...", and the word a shopper breaks off after ("a maxi... sorry no, a
+# short one", "white ones... no, tan").  "I was thinking X" takes X back only when the clause turns
+# ("but", "actually", "instead", "changed"): "I was thinking blue would be nice" keeps blue.
+RETRACTION_RES = (
+    re.compile(r"\b(?:scratch|never ?mind|forget(?: about)?|changed (?:my|his|her|their) minds? (?:on|about))\s+"
+               r"(?:(?:the|an?|that|those)\s+)?([a-z][a-z]+)"),
+    re.compile(r"\b(?:i|we|he|she) (?:was|were) (?:thinking|going to get|going for|going with|after)\s+"
+               r"(?:(?:of|about|an?|the|some)\s+)*([a-z][a-z]+)(?=[^.!?]*\b(?:but|actually|instead|changed|rather)\b)"),
+    re.compile(r"\b([a-z][a-z]+)(?:\s+ones?)?\s*(?:\.\.\.|…)\s*(?:oh\s+|um+\s+|uh+\s+)?"
+               r"(?:no\b|nope|oops|sorry|wait|actually|i mean|i meant|scratch)"),
+)
 # A value that starts with a negation cue ("not red", "no leather") is itself a rejection.
 LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|anything but|none of)\s+", re.I)
 # Words after a negation that say nothing about the product ("not sure", "not quite").
-NEGATION_STOP = frozenset("an the one ones sure quite really very much yet right it that this so bad only just "
+NEGATION_STOP = frozenset("an the one ones sorry sure quite really very much yet right it that this so bad only just "
                           "exactly necessarily big fan idea preference particular strong opinion problem worries "
                           "matter".split())
 # Negated words that are conversation, not product facts (the gate's stricter list).

@@ -151,14 +151,15 @@ def test_the_noun_a_shopper_uses_decides_the_kind_of_product(proxy_agent, messag
 @pytest.mark.parametrize("text,count", [
     ("its a 10 pack", 10), ("comes as a set of 5", 5), ("pack of three", 3), ("Soft fabric, two in the pack.", 2),
     ("It's two pairs for one price.", 2), ("Pack of 3", 3), ("3-Pack", 3), ("10 Pairs", 10), ("12pcs", 12),
-    ("one piece swimsuit", 1),
+    ("I thought I wanted one pair, but a two-pack would be even better.", 2),
+    ("I was thinking just one, but I'd rather a multipack of six.", 6),
 ])
 def test_a_pack_count_is_read_from_a_message_and_a_title(text: str, count: int) -> None:
     assert count_of(text) == count
 
 
 @pytest.mark.parametrize("text", ["for my 2 kids", "size 10", "a pair of socks", "8 steel ribs", "multipack",
-                                  "under 15 for the pack"])
+                                  "under 15 for the pack", "one piece swimsuit", "2 Piece Outfit"])
 def test_a_number_without_its_unit_is_no_count(text: str) -> None:
     assert count_of(text) is None
 
@@ -184,3 +185,26 @@ def test_a_count_said_lifts_the_listings_that_state_it(proxy_agent) -> None:
     agree = [count_agreement(6, t) for t in with_count]
     assert agree.count(1.0) > [count_agreement(6, t) for t in without].count(1.0)
     assert -1.0 not in agree[:agree.index(1.0)]
+
+
+@pytest.mark.parametrize("text,taken_back", [
+    ("actually scratch the beanie, a baseball cap would suit him better", "beanie"),
+    ("I was going to get a fleece but changed my mind, a puffer is way warmer", "fleece"),
+    ("hmm, changed my mind on puffy, something lighter in cotton", "puffy"),
+    ("Actually never mind cotton, a nylon blend is better", "cotton"),
+    ("a maxi... sorry no, a short one, above the knee", "maxi"),
+    ("white ones... no, sorry, tan", "white"),
+])
+def test_a_preference_taken_back_is_negated(text: str, taken_back: str) -> None:
+    reading = said(text)[0]
+    assert taken_back in reading.negated and taken_back not in query_words([reading])
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("I was thinking blue would be nice", "blue"),                         # no turn of the clause
+    ("a one piece... no sorry, I meant a two piece bikini", "piece"),      # said again after
+    ("low rise bikini style... oh sorry, I meant high waisted", "bikini"),  # only the word broken off
+])
+def test_a_preference_kept_is_not_negated(text: str, kept: str) -> None:
+    reading = said(text)[0]
+    assert kept not in reading.negated and kept in query_words([reading])

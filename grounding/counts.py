@@ -9,6 +9,7 @@ title alike.  A bare number is never a count: it needs its unit ("for my 2 kids"
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
                  "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "dozen": 12, "a dozen": 12}
@@ -39,11 +40,17 @@ def _value(word: str) -> int:
     return int(low) if low.isdigit() else _NUMBER_WORDS[low]
 
 
+@lru_cache(maxsize=65536)
+def title_count(title: str) -> int | None:
+    """`count_of` a product title, memoised: the people model asks it of every candidate every turn."""
+    return count_of(title)
+
+
 def count_agreement(said: int | None, title: str) -> float:
     """+1 when the title states the count said, -1 when it states another, 0 when either is silent."""
     if said is None:
         return 0.0
-    stated = count_of(title)
+    stated = title_count(title)
     if stated is None:
         return 0.0
     return 1.0 if stated == said else -1.0

@@ -143,7 +143,8 @@ def test_the_noun_a_shopper_uses_decides_the_kind_of_product(proxy_agent, messag
                             agent.settings.people, people.brands, people.weights)
     first = [agent.index.products[r.idx] for r in ranked[:10]]
     for p in first:
-        assert not any(w in p.shelf.lower() for w in never), (p.title, p.shelf)
+        kind = p.shelf.lower().replace("shoes & jewelry", "")      # the root's name is every product's
+        assert not any(w in kind for w in never), (p.title, p.shelf)
     if shelf_word:
         assert all(shelf_word in (p.title + " " + p.shelf).lower() for p in first[:3])
 

@@ -228,3 +228,26 @@ def test_both_posting_caches_evict_the_least_recently_used_first() -> None:
     cache = OrderedDict((k, (np.zeros(n), None)) for k, n in (("a", 3), ("b", 2), ("c", 4)))
     assert _evicted(cache, 9, 6) == 6 and list(cache) == ["b", "c"]
     assert _evicted(cache, 6, 1) == 4 and list(cache) == ["c"]          # the newest entry always stays
+
+
+def test_the_share_of_words_held_equals_the_sql_answer_and_counts_each_word(proxy_agent) -> None:
+    """`fulltext_coverage` from the arrays equals the word-by-word SQL answer on the proxy catalog, and
+    is the share of the query's words each product holds (a product holding every word has 1.0)."""
+    import numpy as np
+
+    from starter.people.features import ALL_FIELDS, TYPE_FIELDS
+
+    ix = proxy_agent.index
+    words = ["waterproof", "slip", "ons", "husband", "rubber", "sole"]
+    arrays = ix.fulltext_coverage(words, [ALL_FIELDS, TYPE_FIELDS])
+    ix.postings.enabled = False
+    try:
+        sql = ix.fulltext_coverage(words, [ALL_FIELDS, TYPE_FIELDS])
+    finally:
+        ix.postings.enabled = True
+    assert all(np.array_equal(a, s) for a, s in zip(arrays, sql))
+    query = ix._informative("full", words, 40)
+    assert set(np.unique(arrays[0]).tolist()) <= {k / len(query) for k in range(len(query) + 1)}
+    assert (arrays[1] <= arrays[0]).all()             # title and categories are some of all fields
+    one = ix.fulltext_scores([query[0]], [ALL_FIELDS])[0]
+    assert np.array_equal(one > 0, ix.fulltext_coverage([query[0]], [ALL_FIELDS])[0] > 0)

@@ -22,7 +22,7 @@ from grounding.words import tokens
 from starter.index.catalog_rows import can_fork, read_records
 from starter.settings import IndexSettings
 from starter.index.fts_tables import (FTS_COLUMNS, FTS_TOKENIZERS, Filler, FtsFiller, ProcessFiller, create_tables,
-                                unstorable)
+                                fast_writes, fts_phrase, unstorable)
 from starter.index.cache import CacheKey, IndexCache, OpenedIndex, file_sha256
 from starter.index.postings import PostingScorer
 from starter.index.card_arrays import CardArrays, ValueWords, load_value_words, store_value_words, value_words_of
@@ -45,17 +45,6 @@ class _Released(dict):
     def __missing__(self, key: str) -> tuple[str, ...]:
         raise LookupError("the card values' words were released once the agent's clue index was built "
                           "(CatalogIndex.release_clue_words); build a Gate on a fresh CatalogIndex")
-
-
-def _fast_writes(db: sqlite3.Connection) -> None:
-    """A build writes a fresh file that is published only once complete: no journal, no syncs."""
-    db.execute("PRAGMA journal_mode=OFF")
-    db.execute("PRAGMA synchronous=OFF")
-
-
-def _phrase(word: str) -> str:
-    """A word as one quoted FTS5 phrase (its quotes doubled), so no text is read as query syntax."""
-    return '"' + word.replace('"', '""') + '"'
 
 
 class CatalogIndex:
@@ -160,12 +149,12 @@ class CatalogIndex:
             self.db = db = sqlite3.connect(str(target), check_same_thread=False)
         else:
             self.db = db = sqlite3.connect(str(target) if target else ":memory:", check_same_thread=False)
-            _fast_writes(db)
+            fast_writes(db)
             create_tables(db, cfg.fts_hash_bytes)
             filler = FtsFiller(db)                     # a second thread
         products, counts, clue_words, df, cols = self._read_products(path, filler)
         if by_process:
-            _fast_writes(db)          # (the file was the filling process's until now)
+            fast_writes(db)          # (the file was the filling process's until now)
         try:
             store_products(db, products, cols)
         except UnicodeEncodeError:
@@ -341,16 +330,25 @@ class CatalogIndex:
         (per field: title, categories, features, details, store, description); 0 where nothing matches.
         The people model reads one such score per field group."""
         query = self._informative("full", words, self.cfg.people_max_words)
-        if not query:
-            return [np.zeros(len(self.products), dtype=np.float64) for _ in weight_sets]
-        got = self.postings.field_scores("full", weight_sets, query)
-        if got is not None:
-            return got
-        out = [np.zeros(len(self.products), dtype=np.float64) for _ in weight_sets]
-        for scores, weights in zip(out, weight_sets):       # only SQL can answer: row by row
-            hits = self._match("full", weights, query, len(self.products))
-            scores[[i for i, _ in hits]] = [s for _, s in hits]
-        return out
+        got = self.postings.field_scores("full", weight_sets, query) if query else None
+        return got if got is not None else [self._sql_scores(w, query) for w in weight_sets]
+
+    def fulltext_coverage(self, words: list[str], weight_sets: list[tuple[float, ...]]) -> list[np.ndarray]:
+        """Every product's share of the query's words (`fulltext_scores`' query) that it holds in the
+        fields each of `weight_sets` weighs: an AND-ness that BM25's sum, led by rare words, does not see."""
+        query = self._informative("full", words, self.cfg.people_max_words)
+        got = self.postings.field_coverage("full", weight_sets, query) if query else None
+        if got is None:                                      # only SQL can answer: word by word
+            got = [sum((self._sql_scores(w, [word]) > 0 for word in query), np.zeros(len(self.products)))
+                   for w in weight_sets]
+        return [held / max(1, len(query)) for held in got]
+
+    def _sql_scores(self, weights: tuple[float, ...], query: list[str]) -> np.ndarray:
+        """Every product's BM25 from the SQL query (0 where nothing matches; all 0 for no query)."""
+        scores = np.zeros(len(self.products), dtype=np.float64)
+        hits = self._match("full", weights, query, len(self.products)) if query else []
+        scores[[i for i, _ in hits]] = [s for _, s in hits]
+        return scores
 
     def _informative(self, table: str, words: list[str], max_words: int) -> list[str]:
         """The first `max_words` distinct words, less those held by more than `common_word_share` of
@@ -373,7 +371,7 @@ class CatalogIndex:
         if got is None:
             try:
                 got = int(self.db.execute(f"SELECT COUNT(*) FROM {table} WHERE {table} MATCH ?",
-                                          (_phrase(word),)).fetchone()[0])
+                                          (fts_phrase(word),)).fetchone()[0])
             except sqlite3.Error:
                 got = 0
             if len(self._df_memo) < self.cfg.df_cache_entries:
@@ -388,7 +386,7 @@ class CatalogIndex:
         got = self.postings.match(table, weights, words, limit)
         if got is not None:
             return got
-        query = " OR ".join(map(_phrase, words))
+        query = " OR ".join(map(fts_phrase, words))
         marks = ", ".join("?" * len(weights))
         try:
             rows = self.db.execute(

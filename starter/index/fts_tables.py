@@ -48,6 +48,17 @@ FTS_TOKENIZERS = {"docs": "unicode61 remove_diacritics 2", "full": "porter unico
 STORED_FIELDS = ("parent_asin", "title", "categories", "features", "details", "description", "store", "price")
 
 
+def fast_writes(db: sqlite3.Connection) -> None:
+    """A build writes a fresh file that is published only once complete: no journal, no syncs."""
+    db.execute("PRAGMA journal_mode=OFF")
+    db.execute("PRAGMA synchronous=OFF")
+
+
+def fts_phrase(word: str) -> str:
+    """A word as one quoted FTS5 phrase (its quotes doubled), so no text is read as query syntax."""
+    return '"' + word.replace('"', '""') + '"'
+
+
 def create_tables(db: sqlite3.Connection, hash_bytes: int | None = None) -> None:
     """Both FTS5 tables, contentless (the texts are only indexed, never read back), each holding up to
     `hash_bytes` of pending index data in memory (FTS5's 'hashsize'; None keeps SQLite's default,

@@ -74,6 +74,10 @@ class PostingScorer:
         # (table, the phrase's terms) -> (rows holding it, its count per column in each): the people model's
         self._counts: OrderedDict[tuple[str, tuple[str, ...]], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self.counted = 0
+        # (table, the phrase's terms, column weights) -> (rows holding it, its BM25 term in each): field scores
+        self._field_terms: OrderedDict[tuple[str, tuple[str, ...], tuple[float, ...]],
+                                       tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self.field_held = 0
 
     # ---- the query ----------------------------------------------------------------
     def match(self, table: str, weights: tuple[float, ...], words: list[str],
@@ -123,26 +127,66 @@ class PostingScorer:
         if not self.enabled or table not in self.columns or not words:
             return None
         try:
-            lengths, rows, mean_length = self._row_lengths(table)
+            lengths = self._row_lengths(table)[0]
             phrases = [self._terms_of(table, word) for word in words]
             if not all(phrases):
                 return None
-            counted = [self._phrase_counts(table, terms) for terms in phrases]
+            out = [np.zeros(len(lengths), dtype=np.float64) for _ in weight_sets]
+            for terms in phrases:
+                for scores, weights in zip(out, weight_sets):
+                    docs, values = self._field_term(table, terms, weights)
+                    if len(docs):
+                        scores[docs] += values
         except (sqlite3.Error, ValueError, IndexError) as exc:
             log.warning("array BM25 on %s failed (%s); SQL answers every query from now on", table, exc)
             self.enabled = False
             return None
-        out = [np.zeros(len(lengths), dtype=np.float64) for _ in weight_sets]
-        for docs, counts in counted:
-            if not len(docs):
-                continue
+        return out
+
+    def field_coverage(self, table: str, weight_sets: list[tuple[float, ...]],
+                       words: list[str]) -> list[np.ndarray] | None:
+        """How many of `words` each row holds in the columns each of `weight_sets` weighs (the same
+        memoised terms as `field_scores`); None when a word is no token at all."""
+        if not self.enabled or table not in self.columns or not words:
+            return None
+        try:
+            lengths = self._row_lengths(table)[0]
+            phrases = [self._terms_of(table, word) for word in words]
+            if not all(phrases):
+                return None
+            out = [np.zeros(len(lengths), dtype=np.float64) for _ in weight_sets]
+            for terms in phrases:
+                for held, weights in zip(out, weight_sets):
+                    docs, values = self._field_term(table, terms, weights)
+                    held[docs[values > 0]] += 1.0
+        except (sqlite3.Error, ValueError, IndexError) as exc:
+            log.warning("array BM25 on %s failed (%s); SQL answers every query from now on", table, exc)
+            self.enabled = False
+            return None
+        return out
+
+    def _field_term(self, table: str, terms: tuple[str, ...], weights: tuple[float, ...]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The rows holding the phrase and its BM25 term in each under `weights` (memoised, bounded: a
+        people conversation re-scores every earlier word each turn, under four field groups)."""
+        key = (table, terms, weights)
+        got = self._field_terms.get(key)
+        if got is not None:
+            self._field_terms.move_to_end(key)
+            return got
+        docs, counts = self._phrase_counts(table, terms)
+        values = np.zeros(0)
+        if len(docs):
+            lengths, rows, mean_length = self._row_lengths(table)
             idf = math.log((rows - len(docs) + 0.5) / (len(docs) + 0.5))
             idf = idf if idf > 0.0 else 1e-6
             norm = K1 * (1 - B + B * lengths[docs] / mean_length)
-            for scores, weights in zip(out, weight_sets):
-                freq = counts @ np.asarray(weights, dtype=np.float64)
-                scores[docs] += idf * ((freq * (K1 + 1.0)) / (freq + norm))
-        return out
+            freq = counts @ np.asarray(weights, dtype=np.float64)
+            values = idf * ((freq * (K1 + 1.0)) / (freq + norm))
+        got = (docs, values)
+        self._field_terms[key] = got
+        self.field_held = _evicted(self._field_terms, self.field_held + len(docs), self.max_postings)
+        return got
 
     def _phrase_counts(self, table: str, terms: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The rows holding the phrase and its count in each column of each (least recently used dropped

@@ -46,6 +46,8 @@ FEATURES: tuple[str, ...] = (
     "price_unknown",  # 1: a budget was said and the product has no price to check it against
     "colour",         # +1 a colour said is on the product, -1 it names only other colours, 0 unsaid
     "count",          # +1 the title states the pack count said ("3 pack" / "Pack of 3"), -1 another, 0 unsaid
+    "coverage",       # share of the words said that the product holds, any field
+    "type_coverage",  # share of the words said that its title or category path holds
     "reviews",        # log1p(rating_number): popularity
 )
 
@@ -94,6 +96,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     """The feature matrix of the candidates `ids` (`whole`: every product's scores for everything said,
     per field group: all, type, details, description)."""
     free = [r for r in readings if not r.template]
+    words = query_words(readings)
     x = np.zeros((len(ids), len(FEATURES)), dtype=np.float64)
     for k in range(4):
         x[:, k] = _relative(whole[k][ids])
@@ -116,7 +119,10 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         x[:, 12] = [_colour_agreement(p.title, said_colours) for p in rows]
     if facts.count is not None:
         x[:, 13] = [count_agreement(facts.count, p.title) for p in rows]
-    x[:, 14] = [math.log1p(p.rating_number) for p in rows]
+    if words:
+        covered = index.fulltext_coverage(words, [ALL_FIELDS, TYPE_FIELDS])
+        x[:, 14], x[:, 15] = covered[0][ids], covered[1][ids]
+    x[:, 16] = [math.log1p(p.rating_number) for p in rows]
     return x
 
 

@@ -209,3 +209,18 @@ def test_a_preference_taken_back_is_negated(text: str, taken_back: str) -> None:
 def test_a_preference_kept_is_not_negated(text: str, kept: str) -> None:
     reading = said(text)[0]
     assert kept not in reading.negated and kept in query_words([reading])
+
+
+def test_a_store_named_lifts_its_products(proxy_agent) -> None:
+    """On the proxy catalog: with "vota brand" said, at least three of the first five umbrellas are Vota
+    ones (none is without it; BM25 over the store field alone brings two)."""
+    index, people = proxy_agent.index, proxy_agent.pipeline.people
+    plain = said("need an umbrella for me", "classic look, with a cotton canopy")
+    named = said("need an umbrella for me", "classic look, with a cotton canopy", "the one I saw was vota brand")
+    stores = []
+    for readings in (plain, named):
+        facts = conversation_facts(readings, people.brands)
+        ranked, _ = rank_people(index, readings, facts, set(), proxy_agent.settings.people, people.brands,
+                                people.weights)
+        stores.append([index.products[r.idx].store for r in ranked[:5]])
+    assert "Vota" not in stores[0] and stores[1][0] == "Vota" and stores[1].count("Vota") >= 3

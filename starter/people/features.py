@@ -48,6 +48,7 @@ FEATURES: tuple[str, ...] = (
     "count",          # +1 the title states the pack count said ("3 pack" / "Pack of 3"), -1 another, 0 unsaid
     "coverage",       # share of the words said that the product holds, any field
     "type_coverage",  # share of the words said that its title or category path holds
+    "brand",          # +1 the product's store is one the shopper named, -1 another store when one was named
     "reviews",        # log1p(rating_number): popularity
 )
 
@@ -122,7 +123,9 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if words:
         covered = index.fulltext_coverage(words, [ALL_FIELDS, TYPE_FIELDS])
         x[:, 14], x[:, 15] = covered[0][ids], covered[1][ids]
-    x[:, 16] = [math.log1p(p.rating_number) for p in rows]
+    if facts.brands:
+        x[:, 16] = [1.0 if p.store in facts.brands else -1.0 for p in rows]
+    x[:, 17] = [math.log1p(p.rating_number) for p in rows]
     return x
 
 

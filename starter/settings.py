@@ -59,6 +59,8 @@ class IndexSettings:
     bm25_engine: str = "arrays"
     # bound: postings held (12 bytes each, ~50 MB).
     posting_cache_entries: int = 4_000_000
+    # bound: the people model's last summed queries kept to extend (each 8 bytes a product per field group).
+    score_memo_entries: int = 8
     # Postings read for one query as a share of the catalog's rows; past it SQL answers.
     # measured: bench_turn on the persona confirm half at 25k / 100k / 250k rows -> 2.0 (reads 2x faster).
     posting_load_share: float = 2.0

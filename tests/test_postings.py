@@ -203,7 +203,7 @@ def test_the_built_index_stores_the_row_lengths_bm25_reads(small_catalog: Path, 
             stored, fresh = read_row_lengths(ix.db, table), row_lengths(ix.db, table)
             assert stored is not None and stored[0].tolist() == fresh[0].tolist() and stored[0].sum() > 0
             assert stored[1:] == fresh[1:] and stored[1] == len(ix.products)
-            assert ix.postings._row_lengths(table)[2] == fresh[2]
+            assert ix.postings.row_lengths(table)[2] == fresh[2]
     import sqlite3
     assert read_row_lengths(sqlite3.connect(":memory:"), "docs") is None      # an index without them: worked out
 
@@ -223,11 +223,11 @@ def test_both_posting_caches_evict_the_least_recently_used_first() -> None:
 
     import numpy as np
 
-    from starter.index.postings import _evicted
+    from starter.index.postings import evicted
 
     cache = OrderedDict((k, (np.zeros(n), None)) for k, n in (("a", 3), ("b", 2), ("c", 4)))
-    assert _evicted(cache, 9, 6) == 6 and list(cache) == ["b", "c"]
-    assert _evicted(cache, 6, 1) == 4 and list(cache) == ["c"]          # the newest entry always stays
+    assert evicted(cache, 9, 6) == 6 and list(cache) == ["b", "c"]
+    assert evicted(cache, 6, 1) == 4 and list(cache) == ["c"]          # the newest entry always stays
 
 
 def test_the_share_of_words_held_equals_the_sql_answer_and_counts_each_word(proxy_agent) -> None:
@@ -251,3 +251,26 @@ def test_the_share_of_words_held_equals_the_sql_answer_and_counts_each_word(prox
     assert (arrays[1] <= arrays[0]).all()             # title and categories are some of all fields
     one = ix.fulltext_scores([query[0]], [ALL_FIELDS])[0]
     assert np.array_equal(one > 0, ix.fulltext_coverage([query[0]], [ALL_FIELDS])[0] > 0)
+
+
+def test_a_query_that_extends_a_remembered_one_gives_the_same_floats(proxy_agent) -> None:
+    """The people model's cumulative queries start from the last sum they extend: every float equals a
+    fresh sum's (no memo), for queries that grow, shrink, and change a word."""
+    import numpy as np
+
+    from starter.index.field_scores import FieldScorer
+    from starter.people.features import ALL_FIELDS, DETAIL_FIELDS, TYPE_FIELDS
+
+    ix = proxy_agent.index
+    groups = [ALL_FIELDS, TYPE_FIELDS, DETAIL_FIELDS]
+    memo, fresh = FieldScorer(ix.postings, 4), FieldScorer(ix.postings, 0)
+    queries = [["waterproof"], ["waterproof", "slip", "ons"], ["waterproof", "slip", "ons", "rubber", "sole"],
+               ["waterproof", "slip"], ["waterproof", "slip", "canvas"], ["leather", "tote"],
+               ["waterproof", "slip", "ons", "rubber", "sole", "light"]]
+    for words in queries:
+        got, want = memo.scores("full", groups, words), fresh.scores("full", groups, words)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want)), words
+        got[0][:] = -1.0                              # a caller's change never reaches the memo
+    assert len(memo._sums) == 4 and not fresh._sums
+    again = memo.scores("full", groups, queries[-1])
+    assert all(np.array_equal(g, w) for g, w in zip(again, fresh.scores("full", groups, queries[-1])))

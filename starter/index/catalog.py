@@ -24,6 +24,7 @@ from starter.settings import IndexSettings
 from starter.index.fts_tables import (FTS_COLUMNS, FTS_TOKENIZERS, Filler, FtsFiller, ProcessFiller, create_tables,
                                 fast_writes, fts_phrase, unstorable)
 from starter.index.cache import CacheKey, IndexCache, OpenedIndex, file_sha256
+from starter.index.field_scores import FieldScorer
 from starter.index.postings import PostingScorer
 from starter.index.card_arrays import CardArrays, ValueWords, load_value_words, store_value_words, value_words_of
 from starter.index.product_table import (ClueLists, ClueWordCounter, Product, ProductColumns, collection_paused, columns_of,
@@ -91,6 +92,7 @@ class CatalogIndex:
                 self.cache_state = "built" if stored else "memory"
         self.postings = PostingScorer(self.db, FTS_COLUMNS, FTS_TOKENIZERS, self._df, cfg.posting_cache_entries,
                                       cfg.df_cache_entries, cfg.posting_load_share, cfg.bm25_engine == "arrays")
+        self.fields = FieldScorer(self.postings, cfg.score_memo_entries)
         odd = [f"skipped {n} rows {what}" for what, n in counts.items() if n and not what.startswith("loaded")]
         odd += [f"{n} rows {what}" for what, n in counts.items()
                 if n and what.startswith("loaded") and what != "loaded without a numeric price"]
@@ -330,14 +332,14 @@ class CatalogIndex:
         (per field: title, categories, features, details, store, description); 0 where nothing matches.
         The people model reads one such score per field group."""
         query = self._informative("full", words, self.cfg.people_max_words)
-        got = self.postings.field_scores("full", weight_sets, query) if query else None
+        got = self.fields.scores("full", weight_sets, query) if query else None
         return got if got is not None else [self._sql_scores(w, query) for w in weight_sets]
 
     def fulltext_coverage(self, words: list[str], weight_sets: list[tuple[float, ...]]) -> list[np.ndarray]:
         """Every product's share of the query's words (`fulltext_scores`' query) that it holds in the
         fields each of `weight_sets` weighs: an AND-ness that BM25's sum, led by rare words, does not see."""
         query = self._informative("full", words, self.cfg.people_max_words)
-        got = self.postings.field_coverage("full", weight_sets, query) if query else None
+        got = self.fields.coverage("full", weight_sets, query) if query else None
         if got is None:                                      # only SQL can answer: word by word
             got = [sum((self._sql_scores(w, [word]) > 0 for word in query), np.zeros(len(self.products)))
                    for w in weight_sets]

@@ -42,7 +42,7 @@ _COLUMN_BITS = 4
 _OFFSET_BITS = 32
 
 
-def _evicted(cache: OrderedDict, held: int, limit: int) -> int:
+def evicted(cache: OrderedDict, held: int, limit: int) -> int:
     """Drop the least recently used entries of `cache` (each a (rows, ...) pair) until it holds at most
     `limit` postings or one entry; returns the postings it still holds."""
     while held > limit and len(cache) > 1:
@@ -74,10 +74,6 @@ class PostingScorer:
         # (table, the phrase's terms) -> (rows holding it, its count per column in each): the people model's
         self._counts: OrderedDict[tuple[str, tuple[str, ...]], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self.counted = 0
-        # (table, the phrase's terms, column weights) -> (rows holding it, its BM25 term in each): field scores
-        self._field_terms: OrderedDict[tuple[str, tuple[str, ...], tuple[float, ...]],
-                                       tuple[np.ndarray, np.ndarray]] = OrderedDict()
-        self.field_held = 0
 
     # ---- the query ----------------------------------------------------------------
     def match(self, table: str, weights: tuple[float, ...], words: list[str],
@@ -87,8 +83,8 @@ class PostingScorer:
         if not self.enabled or table not in self.columns or not words or not _exact_sums(weights):
             return None
         try:
-            lengths, _, _ = self._row_lengths(table)
-            phrases = [self._terms_of(table, word) for word in words]
+            lengths, _, _ = self.row_lengths(table)
+            phrases = [self.terms_of(table, word) for word in words]
             if not all(phrases):
                 return None            # a word FTS5 reads as no token at all
             if not self._warm_enough(table, words, phrases, weights):
@@ -107,7 +103,7 @@ class PostingScorer:
         postings costs about what the SQL query does at 50,000 rows, so a cold query of 40 common
         words would cost twice the SQL query: past the budget, SQL answers this time and the first
         phrases that fit are read."""
-        budget = self.load_share * self._row_lengths(table)[1]
+        budget = self.load_share * self.row_lengths(table)[1]
         cold = [(word, terms) for word, terms in zip(words, phrases) if (table, terms, weights) not in self._postings]
         if sum(self.doc_frequency(table, word) for word, _ in cold) <= budget:
             return True
@@ -119,76 +115,7 @@ class PostingScorer:
                 spent += rows
         return False
 
-    def field_scores(self, table: str, weight_sets: list[tuple[float, ...]],
-                     words: list[str]) -> list[np.ndarray] | None:
-        """Every row's BM25 for the OR query of `words` under each of `weight_sets` (per-column weights),
-        from one read of each phrase's instances, counted per row and column (memoised, bounded): the
-        people model scores several field groups a turn.  None when a word is no token at all."""
-        if not self.enabled or table not in self.columns or not words:
-            return None
-        try:
-            lengths = self._row_lengths(table)[0]
-            phrases = [self._terms_of(table, word) for word in words]
-            if not all(phrases):
-                return None
-            out = [np.zeros(len(lengths), dtype=np.float64) for _ in weight_sets]
-            for terms in phrases:
-                for scores, weights in zip(out, weight_sets):
-                    docs, values = self._field_term(table, terms, weights)
-                    if len(docs):
-                        scores[docs] += values
-        except (sqlite3.Error, ValueError, IndexError) as exc:
-            log.warning("array BM25 on %s failed (%s); SQL answers every query from now on", table, exc)
-            self.enabled = False
-            return None
-        return out
-
-    def field_coverage(self, table: str, weight_sets: list[tuple[float, ...]],
-                       words: list[str]) -> list[np.ndarray] | None:
-        """How many of `words` each row holds in the columns each of `weight_sets` weighs (the same
-        memoised terms as `field_scores`); None when a word is no token at all."""
-        if not self.enabled or table not in self.columns or not words:
-            return None
-        try:
-            lengths = self._row_lengths(table)[0]
-            phrases = [self._terms_of(table, word) for word in words]
-            if not all(phrases):
-                return None
-            out = [np.zeros(len(lengths), dtype=np.float64) for _ in weight_sets]
-            for terms in phrases:
-                for held, weights in zip(out, weight_sets):
-                    docs, values = self._field_term(table, terms, weights)
-                    held[docs[values > 0]] += 1.0
-        except (sqlite3.Error, ValueError, IndexError) as exc:
-            log.warning("array BM25 on %s failed (%s); SQL answers every query from now on", table, exc)
-            self.enabled = False
-            return None
-        return out
-
-    def _field_term(self, table: str, terms: tuple[str, ...], weights: tuple[float, ...]
-                    ) -> tuple[np.ndarray, np.ndarray]:
-        """The rows holding the phrase and its BM25 term in each under `weights` (memoised, bounded: a
-        people conversation re-scores every earlier word each turn, under four field groups)."""
-        key = (table, terms, weights)
-        got = self._field_terms.get(key)
-        if got is not None:
-            self._field_terms.move_to_end(key)
-            return got
-        docs, counts = self._phrase_counts(table, terms)
-        values = np.zeros(0)
-        if len(docs):
-            lengths, rows, mean_length = self._row_lengths(table)
-            idf = math.log((rows - len(docs) + 0.5) / (len(docs) + 0.5))
-            idf = idf if idf > 0.0 else 1e-6
-            norm = K1 * (1 - B + B * lengths[docs] / mean_length)
-            freq = counts @ np.asarray(weights, dtype=np.float64)
-            values = idf * ((freq * (K1 + 1.0)) / (freq + norm))
-        got = (docs, values)
-        self._field_terms[key] = got
-        self.field_held = _evicted(self._field_terms, self.field_held + len(docs), self.max_postings)
-        return got
-
-    def _phrase_counts(self, table: str, terms: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    def phrase_counts(self, table: str, terms: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The rows holding the phrase and its count in each column of each (least recently used dropped
         beyond `max_postings` rows)."""
         key = (table, terms)
@@ -206,11 +133,11 @@ class PostingScorer:
             matrix[np.repeat(np.arange(len(docs)), per_doc), column] = counts
             got = (docs, matrix)
         self._counts[key] = got
-        self.counted = _evicted(self._counts, self.counted + len(got[0]), self.max_postings)
+        self.counted = evicted(self._counts, self.counted + len(got[0]), self.max_postings)
         return got
 
     # ---- what it reads once ---------------------------------------------------------
-    def _row_lengths(self, table: str) -> tuple[np.ndarray, int, float]:
+    def row_lengths(self, table: str) -> tuple[np.ndarray, int, float]:
         """Each row's length in tokens (all columns), the row count and the mean length: as the build
         stored them (`store_row_lengths`), else read from FTS5's docsize table."""
         got = self._lengths.get(table)
@@ -229,7 +156,7 @@ class PostingScorer:
         self.db.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{table}_word_terms "
                         f"USING fts5vocab(temp, '{table}_words', 'instance')")
 
-    def _terms_of(self, table: str, word: str) -> tuple[str, ...]:
+    def terms_of(self, table: str, word: str) -> tuple[str, ...]:
         """The terms FTS5's tokenizer makes of the word (stemmed for a porter table): its own tokenizer
         reads it in a scratch table, so no tokenizer is imitated.  Memoised (bounded)."""
         key = (table, word)
@@ -256,7 +183,7 @@ class PostingScorer:
         if got is not None:
             self._postings.move_to_end(key)
             return got
-        lengths, rows, mean_length = self._row_lengths(table)
+        lengths, rows, mean_length = self.row_lengths(table)
         found = self._instances(table, terms)
         if found is None:
             got = (np.zeros(0, dtype=np.int32), np.zeros(0))
@@ -274,7 +201,7 @@ class PostingScorer:
             got = (docs.astype(np.int32),
                    idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lengths[docs] / mean_length))))
         self._postings[key] = got
-        self.held = _evicted(self._postings, self.held + len(got[0]), self.max_postings)
+        self.held = evicted(self._postings, self.held + len(got[0]), self.max_postings)
         return got
 
     def _instances(self, table: str, terms: tuple[str, ...]

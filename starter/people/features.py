@@ -53,6 +53,9 @@ FEATURES: tuple[str, ...] = (
 )
 
 
+COLUMN: dict[str, int] = {name: k for k, name in enumerate(FEATURES)}    # a feature's column in the rows
+
+
 @dataclass(frozen=True)
 class Pool:
     """The candidates of a people turn and their feature rows."""
@@ -99,33 +102,36 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     free = [r for r in readings if not r.template]
     words = query_words(readings)
     x = np.zeros((len(ids), len(FEATURES)), dtype=np.float64)
-    for k in range(4):
-        x[:, k] = _relative(whole[k][ids])
+    for k, name in enumerate(("text", "type", "details", "description")):       # `whole`'s order
+        x[:, COLUMN[name]] = _relative(whole[k][ids])
     if free:
-        x[:, 4] = _relative(index.fulltext_scores(message_words(free[-1]), [ALL_FIELDS])[0][ids])
-        x[:, 5] = _relative(index.fulltext_scores(message_words(free[0]), [TYPE_FIELDS])[0][ids])
+        last, opening = message_words(free[-1]), message_words(free[0])
+        x[:, COLUMN["last"]] = _relative(index.fulltext_scores(last, [ALL_FIELDS])[0][ids])
+        x[:, COLUMN["opening_type"]] = _relative(index.fulltext_scores(opening, [TYPE_FIELDS])[0][ids])
     said_colours = frozenset(c for r in free for c in r.colors) - facts.negated
     id_list = ids.tolist()
     rows = [index.products[i] for i in id_list]
     # Column by column, each fact only when the conversation states it (a Python list per column: numpy's
     # per-element assignment costs more than the fact).
     if facts.audiences or facts.not_for:
-        x[:, 6] = [_audience_agreement(p.audience, facts) for p in rows]
+        x[:, COLUMN["audience"]] = [_audience_agreement(p.audience, facts) for p in rows]
     if facts.negated:
-        x[:, 7] = [1.0 if index.holds_any(i, facts.negated) else 0.0 for i in id_list]
+        x[:, COLUMN["negated"]] = [1.0 if index.holds_any(i, facts.negated) else 0.0 for i in id_list]
     if facts.budget is not None:
-        x[:, 8:11] = _budget_columns(rows, facts, cfg)
-        x[:, 11] = [1.0 if p.price is None or p.price <= 0 else 0.0 for p in rows]
+        budget = _budget_columns(rows, facts, cfg)
+        for k, name in enumerate(("over_budget", "under_budget", "price_wish")):     # `budget_misfit`'s order
+            x[:, COLUMN[name]] = budget[:, k]
+        x[:, COLUMN["price_unknown"]] = [1.0 if p.price is None or p.price <= 0 else 0.0 for p in rows]
     if said_colours:
-        x[:, 12] = [_colour_agreement(p.title, said_colours) for p in rows]
+        x[:, COLUMN["colour"]] = [_colour_agreement(p.title, said_colours) for p in rows]
     if facts.count is not None:
-        x[:, 13] = [count_agreement(facts.count, p.title) for p in rows]
+        x[:, COLUMN["count"]] = [count_agreement(facts.count, p.title) for p in rows]
     if words:
         covered = index.fulltext_coverage(words, [ALL_FIELDS, TYPE_FIELDS])
-        x[:, 14], x[:, 15] = covered[0][ids], covered[1][ids]
+        x[:, COLUMN["coverage"]], x[:, COLUMN["type_coverage"]] = covered[0][ids], covered[1][ids]
     if facts.brands:
-        x[:, 16] = [1.0 if p.store in facts.brands else -1.0 for p in rows]
-    x[:, 17] = [math.log1p(p.rating_number) for p in rows]
+        x[:, COLUMN["brand"]] = [1.0 if p.store in facts.brands else -1.0 for p in rows]
+    x[:, COLUMN["reviews"]] = [math.log1p(p.rating_number) for p in rows]
     return x
 
 

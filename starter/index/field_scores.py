@@ -8,7 +8,6 @@ adds only the new words, in the same order, so every float is the one a full sum
 """
 from __future__ import annotations
 
-import logging
 import math
 import sqlite3
 from collections import OrderedDict
@@ -16,8 +15,6 @@ from collections import OrderedDict
 import numpy as np
 
 from starter.index.postings import B, K1, PostingScorer, evicted
-
-log = logging.getLogger(__name__)
 
 Key = tuple[str, tuple[tuple[float, ...], ...], tuple[str, ...]]
 
@@ -50,8 +47,9 @@ class FieldScorer:
                     if len(docs):
                         scores[docs] += values
         except (sqlite3.Error, ValueError, IndexError) as exc:
-            return self._failed(table, exc)
-        self._remember(key, out)
+            return self.postings.turn_off(table, exc)
+        if start < len(phrases):                    # (an exact hit is remembered already)
+            self._remember(key, out)
         return out
 
     def coverage(self, table: str, weight_sets: list[tuple[float, ...]], words: list[str]) -> list[np.ndarray] | None:
@@ -66,7 +64,7 @@ class FieldScorer:
                     docs, values = self._term(table, terms, weights)
                     held[docs[values > 0]] += 1.0
         except (sqlite3.Error, ValueError, IndexError) as exc:
-            return self._failed(table, exc)
+            return self.postings.turn_off(table, exc)
         return out
 
     def _phrases(self, table: str, words: list[str]) -> list[tuple[str, ...]] | None:
@@ -77,13 +75,8 @@ class FieldScorer:
             p.row_lengths(table)                    # first: it also makes the tables `terms_of` reads
             phrases = [p.terms_of(table, word) for word in words]
         except (sqlite3.Error, ValueError, IndexError) as exc:
-            return self._failed(table, exc)
+            return self.postings.turn_off(table, exc)
         return phrases if all(phrases) else None
-
-    def _failed(self, table: str, exc: Exception) -> None:
-        log.warning("array BM25 on %s failed (%s); SQL answers every query from now on", table, exc)
-        self.postings.enabled = False
-        return None
 
     def _longest_prefix(self, key: Key) -> tuple[int, list[np.ndarray]]:
         """How many of the query's words a remembered sum covers, and a copy of it (zeros when none)."""
@@ -99,8 +92,7 @@ class FieldScorer:
     def _remember(self, key: Key, out: list[np.ndarray]) -> None:
         if self.max_sums <= 0:
             return
-        self._sums[key] = [a.copy() for a in out]
-        self._sums.move_to_end(key)
+        self._sums[key] = [a.copy() for a in out]          # a new key: it goes in last
         while len(self._sums) > self.max_sums:
             self._sums.popitem(last=False)
 

@@ -91,11 +91,15 @@ class PostingScorer:
                 return None
             parts = [self._phrase_scores(table, terms, weights) for terms in phrases]
         except (sqlite3.Error, ValueError, IndexError) as exc:    # never worse than the SQL query
-            log.warning("array BM25 on %s failed (%s); SQL answers every query from now on", table, exc)
-            self.enabled = False
-            return None
+            return self.turn_off(table, exc)
         score, matched = _summed(parts, len(lengths), weights)
         return _best(np.flatnonzero(matched), score, limit)
+
+    def turn_off(self, table: str, exc: Exception) -> None:
+        """The arrays failed to read `table`: one warning, and SQL answers every query from now on."""
+        log.warning("array BM25 on %s failed (%s); SQL answers every query from now on", table, exc)
+        self.enabled = False
+        return None
 
     def _warm_enough(self, table: str, words: list[str], phrases: list[tuple[str, ...]],
                      weights: tuple[float, ...]) -> bool:

@@ -54,6 +54,10 @@ FEATURES: tuple[str, ...] = (
 
 
 COLUMN: dict[str, int] = {name: k for k, name in enumerate(FEATURES)}    # a feature's column in the rows
+# The features read off every product's numbers for the whole conversation (`candidate_pool`'s `whole`, in
+# this order): BM25 per field group, each relative to the best candidate, then the shares of words held.
+WHOLE_BM25 = ("text", "type", "details", "description")
+WHOLE_SHARES = ("coverage", "type_coverage")
 
 
 @dataclass(frozen=True)
@@ -68,10 +72,11 @@ class Pool:
 def candidate_pool(index: CatalogIndex, readings: list[Reading], cfg: PeopleSettings,
                    brand_ids: list[int]) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     """The candidates (best whole-text matches, best type matches, named brands' products; the most
-    popular when nothing matches) and every product's scores for everything said, per field group."""
+    popular when nothing matches) and every product's numbers for everything said (`WHOLE_BM25`, `WHOLE_SHARES`)."""
     words = query_words(readings)
     text, type_scores, details, description = index.fulltext_scores(
         words, [ALL_FIELDS, TYPE_FIELDS, DETAIL_FIELDS, DESCRIPTION_FIELDS])
+    held, type_held = index.fulltext_coverage(words, [ALL_FIELDS, TYPE_FIELDS])
     funnel = {"query_words": len(words)}
     chosen = _best(text, cfg.people_candidates)
     funnel["fulltext"] = len(chosen)
@@ -85,7 +90,8 @@ def candidate_pool(index: CatalogIndex, readings: list[Reading], cfg: PeopleSett
     if not ids:
         ids = list(index.popular[:cfg.people_candidates])
         funnel["popularity_floor"] = len(ids)
-    return np.asarray(ids, dtype=np.int64), np.stack([text, type_scores, details, description]), funnel
+    return (np.asarray(ids, dtype=np.int64),
+            np.stack([text, type_scores, details, description, held, type_held]), funnel)
 
 
 def _best(scores: np.ndarray, limit: int) -> list[int]:
@@ -97,13 +103,14 @@ def _best(scores: np.ndarray, limit: int) -> list[int]:
 
 def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids: np.ndarray,
                  whole: np.ndarray, cfg: PeopleSettings) -> np.ndarray:
-    """The feature matrix of the candidates `ids` (`whole`: every product's scores for everything said,
-    per field group: all, type, details, description)."""
+    """The feature matrix of the candidates `ids` (`whole`: every product's numbers for everything said,
+    in the order of `WHOLE_BM25` then `WHOLE_SHARES`, from `candidate_pool`)."""
     free = [r for r in readings if not r.template]
-    words = query_words(readings)
     x = np.zeros((len(ids), len(FEATURES)), dtype=np.float64)
-    for k, name in enumerate(("text", "type", "details", "description")):       # `whole`'s order
+    for k, name in enumerate(WHOLE_BM25):
         x[:, COLUMN[name]] = _relative(whole[k][ids])
+    for k, name in enumerate(WHOLE_SHARES, len(WHOLE_BM25)):
+        x[:, COLUMN[name]] = whole[k][ids]
     if free:
         last, opening = message_words(free[-1]), message_words(free[0])
         x[:, COLUMN["last"]] = _relative(index.fulltext_scores(last, [ALL_FIELDS])[0][ids])
@@ -126,9 +133,6 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         x[:, COLUMN["colour"]] = [_colour_agreement(p.title, said_colours) for p in rows]
     if facts.count is not None:
         x[:, COLUMN["count"]] = [count_agreement(facts.count, p.title) for p in rows]
-    if words:
-        covered = index.fulltext_coverage(words, [ALL_FIELDS, TYPE_FIELDS])
-        x[:, COLUMN["coverage"]], x[:, COLUMN["type_coverage"]] = covered[0][ids], covered[1][ids]
     if facts.brands:
         x[:, COLUMN["brand"]] = [1.0 if p.store in facts.brands else -1.0 for p in rows]
     x[:, COLUMN["reviews"]] = [math.log1p(p.rating_number) for p in rows]

@@ -12,6 +12,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grounding.words import FILLER, tokens
@@ -149,9 +150,26 @@ def test_row_lengths_decode_sqlite_varints() -> None:
     assert list(_varint_sums([b"".join(map(varint, r)) for r in rows])) == [sum(r) for r in rows]
 
 
-def test_a_cold_query_past_the_load_budget_goes_to_sql_and_warms_the_arrays(small_catalog: Path) -> None:
-    """Rows held: cotton 4, tee 5, imported 4; a budget of 5 rows a query reads one word a turn."""
+def test_stored_term_counts_answer_a_cold_query_at_once_and_equal_fts5vocab(small_catalog: Path) -> None:
+    """The build's stored counts cost no load budget: the first query is the arrays', SQL's floats."""
+    from starter.index.term_counts import read_term_counts
     ix = CatalogIndex(small_catalog, dataclasses.replace(SETTINGS.index, posting_load_share=5 / 8), None)   # 8 products
+    words = ["cotton", "tee", "imported", "3.5"]
+    sql, arrays = both(ix, "full", words, 5)
+    assert arrays is not None and arrays == sql
+    stored = ix.postings._instances("full", ("cotton",))
+    assert len(read_term_counts(ix.db, "full", "cotton")[0]) > 0
+    ix.postings._stored = False                       # the same phrase through fts5vocab
+    read = ix.postings._instances("full", ("cotton",))
+    assert all(np.array_equal(a, b) for a, b in zip(stored, read))
+    assert ix.postings._instances("full", ("nosuchterm",)) is None
+
+
+def test_a_cold_query_past_the_load_budget_goes_to_sql_and_warms_the_arrays(small_catalog: Path) -> None:
+    """Without stored term counts (an index built by older code): rows held: cotton 4, tee 5,
+    imported 4; a budget of 5 rows a query reads one word a turn."""
+    ix = CatalogIndex(small_catalog, dataclasses.replace(SETTINGS.index, posting_load_share=5 / 8), None)   # 8 products
+    ix.db.execute("DROP TABLE term_counts")
     words = ["cotton", "tee", "imported"]
     held = []
     for _ in range(3):

@@ -17,8 +17,9 @@ order with the same rowids (so the same index and the same BM25):
   FROM json_each(?)`: one step tokenises the whole batch, in the batch's order.
 
 Either way, closing the filler also stores each table's row lengths
-(`postings.store_row_lengths`), which BM25 reads on a process's first query; the
-filling process works them out while the building process derives the rest.
+(`postings.store_row_lengths`) and each term's counts (`term_counts`), which
+BM25 reads from arrays; the filling process works them out while the building
+process derives the rest.
 
 Text SQLite cannot store (a lone UTF-16 surrogate) fails the build with the
 row's line (`unstorable`).
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Protocol
 
 from starter.index.postings import store_row_lengths
+from starter.index.term_counts import store_term_counts
 
 # The template path's table (what a template names) and the people path's (every field,
 # porter-stemmed: "sneakers", "pajamas").  BM25 weights are per column, in this order (config).
@@ -143,6 +145,7 @@ class FtsFiller(_Batches):
         finally:
             self._pool.shutdown(wait=True)
         store_row_lengths(self.db, list(FTS_COLUMNS))
+        store_term_counts(self.db, FTS_COLUMNS)
 
     def abort(self) -> None:
         """Stop after the batches already handed over (their errors are dropped: the build failed)."""
@@ -260,6 +263,7 @@ def _fill_file(db_path: str, pipe: Connection, pending: int, hash_bytes: int | N
         try:
             if error is None:
                 store_row_lengths(db, list(FTS_COLUMNS))     # here, beside the building process's own work
+                store_term_counts(db, FTS_COLUMNS)
                 db.commit()
         except Exception as exc:
             error = exc

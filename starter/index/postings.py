@@ -31,6 +31,7 @@ from typing import Callable
 import numpy as np
 
 from grounding.topk import best_first
+from starter.index.term_counts import COLUMN_BITS, has_term_counts, read_term_counts
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 K1 = 1.2
 B = 0.75
 # An instance is packed as ((row << 4 | column) << 32 | token offset): up to 16 columns, 2^27 rows.
-_COLUMN_BITS = 4
+_COLUMN_BITS = COLUMN_BITS
 _OFFSET_BITS = 32
 
 
@@ -74,6 +75,7 @@ class PostingScorer:
         # (table, the phrase's terms) -> (rows holding it, its count per column in each): the people model's
         self._counts: OrderedDict[tuple[str, tuple[str, ...]], tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self.counted = 0
+        self._stored: bool | None = None     # whether the index stores each term's counts (read once)
 
     # ---- the query ----------------------------------------------------------------
     def match(self, table: str, weights: tuple[float, ...], words: list[str],
@@ -103,12 +105,13 @@ class PostingScorer:
 
     def _warm_enough(self, table: str, words: list[str], phrases: list[tuple[str, ...]],
                      weights: tuple[float, ...]) -> bool:
-        """Whether the phrases not yet read cover at most `load_share` x the table's rows.  Reading
-        postings costs about what the SQL query does at 50,000 rows, so a cold query of 40 common
-        words would cost twice the SQL query: past the budget, SQL answers this time and the first
-        phrases that fit are read."""
+        """Whether the phrases not yet read cost at most `load_share` x the table's rows to read.  A
+        phrase read through `fts5vocab` costs about what the SQL query does at 50,000 rows, so a cold
+        query of 40 common words would cost twice the SQL query: past the budget, SQL answers this time
+        and the first phrases that fit are read.  A single term the build stored costs nothing."""
         budget = self.load_share * self.row_lengths(table)[1]
-        cold = [(word, terms) for word, terms in zip(words, phrases) if (table, terms, weights) not in self._postings]
+        cold = [(word, terms) for word, terms in zip(words, phrases)
+                if (table, terms, weights) not in self._postings and not self._is_stored(terms)]
         if sum(self.doc_frequency(table, word) for word, _ in cold) <= budget:
             return True
         spent = 0
@@ -118,6 +121,12 @@ class PostingScorer:
                 self._phrase_scores(table, terms, weights)
                 spent += rows
         return False
+
+    def _is_stored(self, terms: tuple[str, ...]) -> bool:
+        """Whether the phrase's instances come from the build's stored term counts (single terms)."""
+        if self._stored is None:
+            self._stored = has_term_counts(self.db)
+        return self._stored and len(terms) == 1
 
     def phrase_counts(self, table: str, terms: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The rows holding the phrase and its count in each column of each (least recently used dropped
@@ -213,6 +222,12 @@ class PostingScorer:
         """The phrase's instances (one term, or several at consecutive positions of one column: "3.5" is
         "3" then "5") by row and column: (rows, columns per row, each (row, column)'s column and count),
         sorted; None when no row holds it."""
+        if self._is_stored(terms):
+            places, counts = read_term_counts(self.db, table, terms[0])
+            if not len(places):
+                return None
+            docs, per_doc = _runs(places >> _COLUMN_BITS)
+            return docs, per_doc, places & ((1 << _COLUMN_BITS) - 1), counts
         starts = self._positions(table, terms[0])
         for k, term in enumerate(terms[1:], 1):
             starts = np.intersect1d(starts, self._positions(table, term) - k, assume_unique=True)

@@ -272,8 +272,8 @@ def test_the_share_of_words_held_equals_the_sql_answer_and_counts_each_word(prox
 
 
 def test_a_query_that_extends_a_remembered_one_gives_the_same_floats(proxy_agent) -> None:
-    """The people model's cumulative queries start from the last sum they extend: every float equals a
-    fresh sum's (no memo), for queries that grow, shrink, and change a word."""
+    """The people model's cumulative queries (BM25 and words held) start from the last sum they extend:
+    every float equals a fresh sum's (no memo), for queries that grow, shrink, and change a word."""
     import numpy as np
 
     from starter.index.field_scores import FieldScorer
@@ -288,6 +288,11 @@ def test_a_query_that_extends_a_remembered_one_gives_the_same_floats(proxy_agent
     for words in queries:
         got, want = memo.scores("full", groups, words), fresh.scores("full", groups, words)
         assert all(np.array_equal(g, w) for g, w in zip(got, want)), words
+        got, want = memo.coverage("full", groups, words), fresh.coverage("full", groups, words)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want)), words
+    again = memo.scores("full", groups, queries[-1])              # a remembered query: its own arrays,
+    with pytest.raises(ValueError):                               # which no caller can change
+        again[0][0] = 1.0
         got[0][:] = -1.0                              # a caller's change never reaches the memo
     assert len(memo._sums) == 4 and not fresh._sums
     again = memo.scores("full", groups, queries[-1])

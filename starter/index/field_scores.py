@@ -16,7 +16,7 @@ import numpy as np
 
 from starter.index.postings import B, K1, PostingScorer, evicted
 
-Key = tuple[str, tuple[tuple[float, ...], ...], tuple[str, ...]]
+Key = tuple[str, str, tuple[tuple[float, ...], ...], tuple[str, ...]]     # (kind, table, weight sets, words)
 
 
 class FieldScorer:
@@ -29,42 +29,41 @@ class FieldScorer:
         self._terms: OrderedDict[tuple[str, tuple[str, ...], tuple[float, ...]],
                                  tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self.held = 0
-        # (table, weight sets, query words) -> each weight set's summed scores (never handed out: copies)
+        # (kind, table, weight sets, query words) -> each weight set's sums (read-only)
         self._sums: OrderedDict[Key, list[np.ndarray]] = OrderedDict()
 
     def scores(self, table: str, weight_sets: list[tuple[float, ...]], words: list[str]) -> list[np.ndarray] | None:
         """Every row's BM25 for the OR query of `words` under each of `weight_sets` (per-column weights);
-        None when the arrays cannot answer (a word that is no token at all, or the arrays turned off)."""
-        phrases = self._phrases(table, words)
-        if phrases is None:
-            return None
-        key: Key = (table, tuple(weight_sets), tuple(words))
-        start, out = self._longest_prefix(key)
-        try:
-            for terms in phrases[start:]:
-                for scores, weights in zip(out, weight_sets):
-                    docs, values = self._term(table, terms, weights)
-                    if len(docs):
-                        scores[docs] += values
-        except (sqlite3.Error, ValueError, IndexError) as exc:
-            return self.postings.turn_off(table, exc)
-        if start < len(phrases):                    # (an exact hit is remembered already)
-            self._remember(key, out)
-        return out
+        None when the arrays cannot answer (a word that is no token at all, or the arrays turned off).
+        The arrays are read-only (remembered for the next query)."""
+        return self._summed("bm25", table, weight_sets, words)
 
     def coverage(self, table: str, weight_sets: list[tuple[float, ...]], words: list[str]) -> list[np.ndarray] | None:
         """How many of `words` each row holds in the columns each of `weight_sets` weighs; None as `scores`."""
+        return self._summed("held", table, weight_sets, words)
+
+    def _summed(self, kind: str, table: str, weight_sets: list[tuple[float, ...]],
+                words: list[str]) -> list[np.ndarray] | None:
+        """Each row's sum over the query's phrases of its BM25 term ("bm25") or of 1 where it holds the
+        phrase ("held"), under each weight set; a remembered query the words extend is the start."""
         phrases = self._phrases(table, words)
         if phrases is None:
             return None
-        out = [np.zeros(len(self.postings.row_lengths(table)[0]), dtype=np.float64) for _ in weight_sets]
+        key: Key = (kind, table, tuple(weight_sets), tuple(words))
+        start, out = self._longest_prefix(key)
+        if start == len(phrases):
+            return out
         try:
-            for terms in phrases:
-                for held, weights in zip(out, weight_sets):
+            for terms in phrases[start:]:
+                for acc, weights in zip(out, weight_sets):
                     docs, values = self._term(table, terms, weights)
-                    held[docs[values > 0]] += 1.0
+                    if kind == "held":
+                        acc[docs[values > 0]] += 1.0
+                    elif len(docs):
+                        acc[docs] += values
         except (sqlite3.Error, ValueError, IndexError) as exc:
             return self.postings.turn_off(table, exc)
+        self._remember(key, out)
         return out
 
     def _phrases(self, table: str, words: list[str]) -> list[tuple[str, ...]] | None:
@@ -79,20 +78,24 @@ class FieldScorer:
         return phrases if all(phrases) else None
 
     def _longest_prefix(self, key: Key) -> tuple[int, list[np.ndarray]]:
-        """How many of the query's words a remembered sum covers, and a copy of it (zeros when none)."""
-        table, weight_sets, words = key
+        """How many of the query's words a remembered sum covers, and that sum: itself (read-only) when it
+        covers them all, else a copy to add to (zeros when none)."""
+        kind, table, weight_sets, words = key
         for n in range(len(words), 0, -1):
-            got = self._sums.get((table, weight_sets, words[:n]))
+            got = self._sums.get((kind, table, weight_sets, words[:n]))
             if got is not None:
-                self._sums.move_to_end((table, weight_sets, words[:n]))
-                return n, [a.copy() for a in got]
+                self._sums.move_to_end((kind, table, weight_sets, words[:n]))
+                return n, got if n == len(words) else [a.copy() for a in got]
         rows = len(self.postings.row_lengths(table)[0])
         return 0, [np.zeros(rows, dtype=np.float64) for _ in weight_sets]
 
     def _remember(self, key: Key, out: list[np.ndarray]) -> None:
+        """Keep the query's sums (made read-only: they are handed out as they are) for the next query."""
+        for a in out:
+            a.flags.writeable = False
         if self.max_sums <= 0:
             return
-        self._sums[key] = [a.copy() for a in out]          # a new key: it goes in last
+        self._sums[key] = out                                # a new key: it goes in last
         while len(self._sums) > self.max_sums:
             self._sums.popitem(last=False)
 

@@ -70,7 +70,7 @@ class Pool:
 
 
 def candidate_pool(index: CatalogIndex, readings: list[Reading], cfg: PeopleSettings,
-                   brand_ids: list[int]) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+                   brand_ids: list[int]) -> tuple[np.ndarray, list[np.ndarray], dict[str, int]]:
     """The candidates (best whole-text matches, best type matches, named brands' products; the most
     popular when nothing matches) and every product's numbers for everything said (`WHOLE_BM25`, `WHOLE_SHARES`)."""
     words = query_words(readings)
@@ -90,8 +90,7 @@ def candidate_pool(index: CatalogIndex, readings: list[Reading], cfg: PeopleSett
     if not ids:
         ids = list(index.popular[:cfg.people_candidates])
         funnel["popularity_floor"] = len(ids)
-    return (np.asarray(ids, dtype=np.int64),
-            np.stack([text, type_scores, details, description, held, type_held]), funnel)
+    return np.asarray(ids, dtype=np.int64), [text, type_scores, details, description, held, type_held], funnel
 
 
 def _best(scores: np.ndarray, limit: int) -> list[int]:
@@ -102,7 +101,7 @@ def _best(scores: np.ndarray, limit: int) -> list[int]:
 
 
 def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids: np.ndarray,
-                 whole: np.ndarray, cfg: PeopleSettings) -> np.ndarray:
+                 whole: list[np.ndarray], cfg: PeopleSettings) -> np.ndarray:
     """The feature matrix of the candidates `ids` (`whole`: every product's numbers for everything said,
     in the order of `WHOLE_BM25` then `WHOLE_SHARES`, from `candidate_pool`)."""
     free = [r for r in readings if not r.template]

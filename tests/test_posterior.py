@@ -6,6 +6,7 @@ import math
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from starter.index.catalog import CatalogIndex
@@ -76,14 +77,19 @@ def test_exclusions_doubts_and_inexact_candidates_cost_what_the_settings_say(ind
         assert plain[i] == pytest.approx(want, abs=1e-12)
 
 
-def test_ranked_by_weight_orders_and_normalises_any_rows(index: CatalogIndex) -> None:
+def test_ranked_by_weight_orders_and_normalises_any_candidates(index: CatalogIndex) -> None:
     rng = random.Random(5)
-    rows = [(i, rng.choice([-1.0, -2.0, -2.0, -7.5]), rng.random() < 0.5, 0.0, 0.0) for i in range(len(index.products))]
-    ranked = list(ranked_by_weight(index, rows))
-    assert sorted(r.idx for r in ranked) == sorted(i for i, *_ in rows)
+    ids = list(range(len(index.products)))
+    rng.shuffle(ids)
+    lw = [rng.choice([-1.0, -2.0, -2.0, -7.5]) for _ in ids]
+    prior = [rng.choice([0.0, 0.5]) for _ in ids]
+    ranked = list(ranked_by_weight(index, np.array(ids), np.array(lw), np.array(prior)))
+    assert sorted(r.idx for r in ranked) == sorted(ids)
     assert [(-r.log_weight, index.popular_place[r.idx]) for r in ranked] == \
         sorted((-r.log_weight, index.popular_place[r.idx]) for r in ranked)
     assert sum(r.prob for r in ranked) == pytest.approx(1.0, abs=1e-12)
+    assert all(r.log_prior + r.loglik == r.log_weight and not r.exact for r in ranked)
+    assert len(ranked_by_weight(index, np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))) == 0
 
 
 def test_the_ranked_list_reads_like_a_list_across_blocks(index: CatalogIndex,

@@ -56,12 +56,11 @@ def fixed_terms(index: CatalogIndex, ids: np.ndarray, facts: Facts, shown: set[i
     """The terms that are not fitted: a product already shown (so not the target) pays
     `people_shown_penalty`; a store named with a slip gains `people_brand` (hand-set, see the settings)."""
     out = np.zeros(len(ids), dtype=np.float64)
-    products = index.products
-    for k, i in enumerate(ids.tolist()):
-        if i in shown:
-            out[k] -= cfg.people_shown_penalty
-        if facts.misspelt and products[i].store in facts.misspelt:
-            out[k] += cfg.people_brand
+    if shown:
+        out[np.isin(ids, np.fromiter(shown, dtype=np.int64, count=len(shown)))] -= cfg.people_shown_penalty
+    if facts.misspelt:
+        products = index.products
+        out[[products[i].store in facts.misspelt for i in ids.tolist()]] += cfg.people_brand
     return out
 
 
@@ -73,8 +72,4 @@ def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, show
     w = load_weights() if weights is None else weights
     prior = pool.features[:, PRIOR_FEATURE] * w[PRIOR_FEATURE]
     score = pool.features @ w + fixed_terms(index, pool.ids, facts, shown, cfg)
-    rows = []
-    for k, i in enumerate(pool.ids.tolist()):
-        lw = float(score[k])
-        rows.append((i, lw, False, float(prior[k]), lw - float(prior[k])))
-    return ranked_by_weight(index, rows), pool.funnel
+    return ranked_by_weight(index, pool.ids, score, prior), pool.funnel

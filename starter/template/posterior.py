@@ -65,13 +65,15 @@ def _id_array(ids: set[int] | frozenset[int]) -> np.ndarray:
     return np.fromiter(ids, dtype=np.int64, count=len(ids))
 
 
-def ranked_by_weight(index: CatalogIndex, rows: list[tuple[int, float, bool, float, float]]) -> "RankedList":
-    """Candidates (idx, log weight, exact, log prior, log likelihood) ranked as `posterior` ranks them."""
-    if not rows:
+def ranked_by_weight(index: CatalogIndex, ids: np.ndarray, lw: np.ndarray, log_prior: np.ndarray) -> "RankedList":
+    """Candidates `ids` (none exact) with log weights `lw`, of which `log_prior` is the prior's part, ranked
+    as `posterior` ranks them."""
+    if not len(ids):
         return RankedList.empty()
-    ids, lw, exact, log_prior, loglik = zip(*rows)
-    return _ranked(index, np.array(ids, dtype=np.int64), np.array(lw, dtype=np.float64), np.array(exact, dtype=bool),
-                   np.array(log_prior, dtype=np.float64), np.array(loglik, dtype=np.float64))
+    lw = np.asarray(lw, dtype=np.float64)
+    log_prior = np.asarray(log_prior, dtype=np.float64)
+    return _ranked(index, np.asarray(ids, dtype=np.int64), lw, np.zeros(len(ids), dtype=bool), log_prior,
+                   lw - log_prior)
 
 
 def _ranked(index: CatalogIndex, ids: np.ndarray, lw: np.ndarray, exact: np.ndarray, log_prior: np.ndarray,

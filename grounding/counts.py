@@ -21,11 +21,22 @@ _BEFORE_RE = re.compile(r"\b" + _N + r"(?:\s*-\s*|\s*)" + _UNIT + r"\b|\b" + _N
 # "pack of 3", "set of three", "bundle of 2"
 _AFTER_RE = re.compile(r"\b(?:multi-?\s?)?(?:pack|set|bundle|box|pair)s?\s+of\s+" + _N + r"\b", re.I)
 MAX_COUNT = 100     # hand-set bound: "250 pcs" of beads is a count, "1000 pack" is a typo or an id
+# Every match of the two patterns holds one of these (case-folded): a text without any states no count,
+# and most titles are read without running the patterns.
+_UNIT_PARTS = ("pack", "pk", "pair", "pcs", "count", "ct", "set", "box", "bundle")
 
 
 def count_of(text: str) -> int | None:
     """The last count a text states with its unit, or None (later wins: "I thought one pair, but a
     two-pack")."""
+    folded = text.casefold()
+    if not any(part in folded for part in _UNIT_PARTS):
+        return None
+    return by_patterns(text)
+
+
+def by_patterns(text: str) -> int | None:
+    """`count_of` without the quick test for a unit word (what the test is checked against)."""
     found: list[tuple[int, int]] = []
     for rx in (_BEFORE_RE, _AFTER_RE):
         for m in rx.finditer(text):

@@ -165,6 +165,15 @@ def test_a_number_without_its_unit_is_no_count(text: str) -> None:
     assert count_of(text) is None
 
 
+def test_the_quick_unit_test_never_changes_a_count(proxy_agent) -> None:
+    """`count_of` skips the patterns when no unit word is in the text: the same answer as running them,
+    for every proxy title and for odd case ("SET OF 2", the long s of "ſet of 2")."""
+    from grounding.counts import by_patterns
+    texts = [p.title for p in proxy_agent.index.products] + ["SET OF 2", "ſet of 2", "3 PK", "Twelve-Count"]
+    assert [count_of(t) for t in texts] == [by_patterns(t) for t in texts]
+    assert sum(count_of(t) is not None for t in texts) > 1000
+
+
 def test_the_latest_count_said_wins_and_agreement_is_signed() -> None:
     facts = conversation_facts(said("no show socks for my husband", "a 3 pack", "sorry, six pairs"))
     assert facts.count == 6

@@ -8,13 +8,12 @@ adds only the new words, in the same order, so every float is the one a full sum
 """
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections import OrderedDict
 
 import numpy as np
 
-from starter.index.postings import B, K1, PostingScorer, evicted
+from starter.index.postings import PostingScorer, bm25_terms, evicted
 
 Key = tuple[str, str, tuple[tuple[float, ...], ...], tuple[str, ...]]     # (kind, table, weight sets, words)
 
@@ -111,11 +110,7 @@ class FieldScorer:
         values = np.zeros(0)
         if len(docs):
             lengths, rows, mean_length = self.postings.row_lengths(table)
-            idf = math.log((rows - len(docs) + 0.5) / (len(docs) + 0.5))
-            idf = idf if idf > 0.0 else 1e-6
-            norm = K1 * (1 - B + B * lengths[docs] / mean_length)
-            freq = counts @ np.asarray(weights, dtype=np.float64)
-            values = idf * ((freq * (K1 + 1.0)) / (freq + norm))
+            values = bm25_terms(counts @ np.asarray(weights, dtype=np.float64), lengths[docs], rows, mean_length)
         got = (docs, values)
         self._terms[key] = got
         self.held = evicted(self._terms, self.held + len(docs), self.postings.max_postings)

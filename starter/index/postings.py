@@ -206,13 +206,7 @@ class PostingScorer:
             # order bm25 adds a phrase's instances in does not matter.
             freq = np.bincount(np.repeat(np.arange(len(docs)), per_doc),
                                weights=np.array(weights, dtype=np.float64)[column] * counts, minlength=len(docs))
-            hits = len(docs)           # rows holding the phrase: bm25's nHit (xQueryPhrase)
-            idf = math.log((rows - hits + 0.5) / (hits + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            # fts5_aux.c's expression, operation for operation.
-            got = (docs.astype(np.int32),
-                   idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lengths[docs] / mean_length))))
+            got = (docs.astype(np.int32), bm25_terms(freq, lengths[docs], rows, mean_length))
         self._postings[key] = got
         self.held = evicted(self._postings, self.held + len(got[0]), self.max_postings)
         return got
@@ -247,6 +241,17 @@ class PostingScorer:
             return np.zeros(0, dtype=np.int64)
         got = np.fromstring(packed, dtype=np.int64, sep=",")
         return got if bool(np.all(got[1:] > got[:-1])) else np.unique(got)    # FTS5 lists them in order
+
+
+def bm25_terms(freq: np.ndarray, lengths: np.ndarray, rows: int, mean_length: float) -> np.ndarray:
+    """One phrase's bm25 term in each row holding it, from its column-weighted frequency and the rows'
+    lengths: fts5_aux.c's expression, operation for operation (IDF from the rows holding it, bm25's
+    nHit, floored at 1e-6)."""
+    hits = len(freq)
+    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+    if idf <= 0.0:
+        idf = 1e-6
+    return idf * ((freq * (K1 + 1.0)) / (freq + K1 * (1 - B + B * lengths / mean_length)))
 
 
 def _summed(parts: list[tuple[np.ndarray, np.ndarray]], rows: int,

@@ -1,0 +1,217 @@
+"""Replay people sessions offline: record every turn's candidate pool once, then score other weights or
+commit rules in seconds instead of replaying the agent.
+
+    python -m scripts.people_replay record --sets confirm longtail_confirm --out /tmp/pools [--workers 2]
+    python -m scripts.people_replay score --pools /tmp/pools [--weights FILE] [--insurance-turn N]
+
+`record` plays each card of the named sets (`data/personas/<set>.jsonl`) for all ten turns with the agent,
+whatever it shows (the shopper's rules of PERSONAS.md; the people path asks "anything else?", so the
+messages do not depend on the ranking), and keeps, for every people turn, the pool's feature rows as the
+agent computed them, which candidates carry the misspelt-store term, and whether the shopper had run out
+of things to say, and from which turn on its lists still counted as shown (an override of the whole wish
+makes earlier ones prove nothing); for a template turn, the list the agent showed.  `score` re-ranks each people turn with
+the given weights and plays the agent's commit rule (`starter.template.commit.decide`) until the target is
+shown, giving each session's reward, turn and rank.
+
+With the agent's own weights and settings the replay is the agent (a test checks it card by card).  With
+other weights it is an approximation where the list shown changes what a later turn computes: the
+template path's lists and the prices shown ("cheaper", "pricier") are the recording's.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from contest.jsonl import read_jsonl
+from contest.paths import PROJECT_ROOT
+from contest.rules import MAX_TURNS, TOP_K, hit_reward
+
+PERSONAS = PROJECT_ROOT / "data" / "personas"
+
+
+@dataclass
+class Turn:
+    """One recorded turn: a people turn's pool (ids, features, misspelt-store mask, exhausted), or the list
+    a template turn showed (`shown`)."""
+
+    number: int
+    ids: np.ndarray | None = None
+    features: np.ndarray | None = None
+    misspelt: np.ndarray | None = None
+    exhausted: bool = False
+    counts_from: int = 1               # the first turn whose list still proves something (after an override)
+    shown: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Session:
+    sample_id: str
+    target: int
+    turns: list[Turn]
+
+
+def record(agent, cards: list[dict], progress: bool = False) -> list[Session]:
+    """Every card played for all ten turns with `agent`, each turn recorded (see the module's doc)."""
+    from tqdm import tqdm
+
+    from contest.persona import PersonaCustomer, ScriptedCustomer, is_script_card
+    tqdm.monitor_interval = 0                   # no thread left behind for a later fork (see the evaluator)
+    out = []
+    for k, card in enumerate(tqdm(cards, unit="card", file=sys.stderr, disable=not (progress and sys.stderr.isatty()))):
+        sid = f"replay-{k:05d}-{card['sample_id']}"
+        agent.reset(sid, card.get("user_profile") or {})
+        customer = (ScriptedCustomer if is_script_card(card) else PersonaCustomer).from_card(card)
+        message = customer.opening()
+        turns = []
+        for t in range(1, MAX_TURNS + 1):
+            resp = agent.respond(sid, message, t, TOP_K)
+            turns.append(_recorded(agent, sid, t, resp))
+            message = customer.reply(resp.get("ask_attribute"), t + 1)
+        agent.close_session(sid)
+        out.append(Session(card["sample_id"], agent.index.by_pid[card["ground_truth"]["parent_asin"]], turns))
+    return out
+
+
+def _recorded(agent, sid: str, t: int, resp: dict) -> Turn:
+    """Turn `t` of a live session: the pool the people path ranked, as `scripts.fit_people` reads it."""
+    from grounding.words import MORE_OPTIONS_CUE
+    from starter.people import ranking
+    from starter.people.facts import conversation_facts, prices_shown
+    from starter.reading.kinds import MessageKind, SessionPath
+    state = agent.sessions[sid]
+    trace = state.traces[t - 1]
+    if trace.state is None or trace.state.path != SessionPath.PEOPLE:
+        return Turn(t, shown=[agent.index.by_pid[r["parent_asin"]] for r in resp["recommendations"]])
+    people = agent.pipeline.people
+    readings = state.readings[:t]
+    facts = conversation_facts(readings, people.brands, prices_shown(agent.index.products, state.shown[:t - 1]))
+    pool = ranking.candidate_features(agent.index, readings, facts, agent.settings.people, people.brands)
+    misspelt = np.array([bool(facts.misspelt) and agent.index.products[i].store in facts.misspelt
+                         for i in pool.ids.tolist()], dtype=bool)
+    reading = readings[-1]
+    exhausted = (reading.kind == MessageKind.NO_ATTRIBUTE and t > 1) or bool(MORE_OPTIONS_CUE.search(reading.text))
+    # The lists the ranking just penalised as shown: the latest ones back to the last the reducer forgot
+    # (an override of the whole wish makes what was shown before it prove nothing).
+    remembered = set(state.doubtful) | set(state.excluded)
+    counts_from = t
+    while counts_from > 1 and remembered.issuperset(state.shown[counts_from - 2]):
+        counts_from -= 1
+    return Turn(t, pool.ids, pool.features, misspelt, exhausted, counts_from)
+
+
+def replay(index, session: Session, weights: np.ndarray, settings) -> tuple[float, int | None, int | None]:
+    """(reward, turn, rank) of one recorded session re-ranked with `weights` under the agent's commit rule."""
+    from starter.people.ranking import PRIOR_FEATURE
+    from starter.template import commit, posterior
+    people, lists = settings.people, []
+    for turn in session.turns:
+        shown = {i for recs in lists[turn.counts_from - 1:] for i in recs}
+        if turn.ids is None:
+            recs = turn.shown
+        else:
+            offset = np.zeros(len(turn.ids))
+            if shown:
+                offset[np.isin(turn.ids, np.fromiter(shown, dtype=np.int64, count=len(shown)))] -= \
+                    people.people_shown_penalty
+            offset[turn.misspelt] += people.people_brand
+            ranked = posterior.ranked_by_weight(index, turn.ids, turn.features @ weights + offset,
+                                                turn.features[:, PRIOR_FEATURE] * weights[PRIOR_FEATURE])
+            decision = commit.decide(posterior.horizon_probs(ranked), turn.number, not turn.exhausted, False,
+                                     settings.commit.people_insurance_turn)
+            recs = [r.idx for r in ranked[:min(decision.count, TOP_K)]]
+        if session.target in recs:
+            rank = recs.index(session.target) + 1
+            return hit_reward(rank, turn.number), turn.number, rank
+        lists.append(recs)
+    return 0.0, None, None
+
+
+def summary(results: list[tuple[float, int | None, int | None]]) -> dict[str, float]:
+    """TechnicalScore and its parts over replayed sessions (a miss counts turn 11)."""
+    n = max(1, len(results))
+    hit = sum(r[1] is not None for r in results) / n
+    mrr = sum(1.0 / r[2] for r in results if r[2]) / n
+    mttc = sum(r[1] if r[1] else MAX_TURNS + 1 for r in results) / n
+    return {"sessions": len(results), "score": round(sum(r[0] for r in results) / n, 6), "hit": round(hit, 4),
+            "mrr": round(mrr, 4), "mttc": round(mttc, 3)}
+
+
+def _record_set(job: tuple[str, Path]) -> str:
+    """Record one card set into `<out>/<set>.pkl` (a process of its own under --workers)."""
+    # Through the module's own name: records made by `python -m` would otherwise pickle as `__main__.Session`.
+    from scripts.people_replay import record as record_cards
+    name, out = job
+    cards = read_jsonl(PERSONAS / f"{name}.jsonl")
+    sessions = record_cards(_agent(len(cards)), cards, progress=True)
+    (out / f"{name}.pkl").write_bytes(pickle.dumps(sessions))
+    return f"{name}: {len(sessions)} sessions recorded"
+
+
+def _agent(cards: int):
+    from contest.paths import resolve_catalog
+    from starter.agent import Agent
+    saved = os.environ.get("AGENT_MAX_SESSIONS")
+    os.environ["AGENT_MAX_SESSIONS"] = str(cards + 1)
+    try:
+        return Agent(str(resolve_catalog(None)))
+    finally:
+        if saved is None:
+            os.environ.pop("AGENT_MAX_SESSIONS")
+        else:
+            os.environ["AGENT_MAX_SESSIONS"] = saved
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scripts.people_replay", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("command", choices=["record", "score"])
+    ap.add_argument("--sets", nargs="+", default=[], help="card sets under data/personas/ (record)")
+    ap.add_argument("--out", type=Path, help="folder for the recorded pools (record)")
+    ap.add_argument("--pools", type=Path, help="folder of recorded pools (score)")
+    ap.add_argument("--weights", type=Path, help="a weights file (score; default: the agent's)")
+    ap.add_argument("--insurance-turn", type=int, help="the people path's insurance turn (score)")
+    ap.add_argument("--workers", type=int, default=1, help="sets recorded at once, one process each (record)")
+    args = ap.parse_args(argv)
+    if args.command == "record":
+        if not args.sets or args.out is None:
+            ap.error("record needs --sets and --out")
+        args.out.mkdir(parents=True, exist_ok=True)
+        jobs = [(name, args.out) for name in args.sets]
+        if args.workers > 1:
+            from concurrent.futures import ProcessPoolExecutor
+            with ProcessPoolExecutor(max_workers=args.workers) as pool:
+                done = list(pool.map(_record_set, jobs))
+        else:
+            done = [_record_set(job) for job in jobs]
+        for line in done:
+            print(line, file=sys.stderr)
+        return 0
+    if args.pools is None:
+        ap.error("score needs --pools")
+    return _score(args)
+
+
+def _score(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from starter.people.ranking import WEIGHTS_FILE, load_weights
+    agent = _agent(0)
+    settings = agent.settings
+    if args.insurance_turn is not None:
+        settings = dataclasses.replace(settings, commit=dataclasses.replace(
+            settings.commit, people_insurance_turn=args.insurance_turn))
+    weights = load_weights(args.weights or WEIGHTS_FILE)
+    for path in sorted(args.pools.glob("*.pkl")):
+        sessions = pickle.loads(path.read_bytes())
+        print(path.stem, summary([replay(agent.index, s, weights, settings) for s in sessions]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,54 @@
+"""The offline replay of people sessions (`scripts.people_replay`): with the agent's own weights it is the
+agent, session by session; other weights change what it shows."""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from contest.jsonl import read_jsonl
+from evaluator.data import load_catalog_view
+from evaluator.local_evaluator import run_session
+from scripts import people_replay
+from starter.people.ranking import PRIOR_FEATURE, load_weights
+
+# Persona cards of three voices, and scripts: two whose override makes the agent forget its earlier lists
+# (script_0113, script_0117: a replay that kept them shown found the target a turn or two earlier).
+CARDS = [("confirm", 0), ("confirm", 7), ("longtail_confirm", 3), ("terse_confirm", 5), ("scripts_confirm", 2),
+         ("scripts_confirm", 11), ("scripts_confirm", 56), ("scripts_confirm", 59)]
+
+
+def _cards() -> list[dict]:
+    return [read_jsonl(people_replay.PERSONAS / f"{name}.jsonl")[k] for name, k in CARDS]
+
+
+def test_the_replay_with_the_agents_weights_is_the_agent(proxy_agent, proxy_catalog) -> None:
+    cards = _cards()
+    sessions = pickle.loads(pickle.dumps(people_replay.record(proxy_agent, cards)))     # as a file holds them
+    assert all(len(s.turns) == 10 for s in sessions)
+    assert any(t.ids is not None for s in sessions for t in s.turns)
+    assert any(t.counts_from > 1 for t in sessions[-1].turns + sessions[-2].turns)
+    view = load_catalog_view(proxy_catalog, {c["ground_truth"]["parent_asin"] for c in cards})
+    weights = load_weights()
+    for k, (card, session) in enumerate(zip(cards, sessions)):
+        played = run_session(proxy_agent, card, 9000 + k, view)
+        proxy_agent.close_session(f"session-{9000 + k:05d}-{card['sample_id']}")
+        reward, turn, rank = people_replay.replay(proxy_agent.index, session, weights, proxy_agent.settings)
+        assert (turn, rank) == (played["turn"], played["rank"]), card["sample_id"]
+    results = [people_replay.replay(proxy_agent.index, s, weights, proxy_agent.settings) for s in sessions]
+    got = people_replay.summary(results)
+    assert got["sessions"] == len(cards) and 0.0 < got["score"] <= 1.0
+
+
+def test_other_weights_change_the_replay(proxy_agent) -> None:
+    """Popularity alone (every other weight 0) is a different ranking: some session ends elsewhere."""
+    cards = _cards()
+    sessions = people_replay.record(proxy_agent, cards)
+    weights = load_weights()
+    only_prior = np.zeros_like(weights)
+    only_prior[PRIOR_FEATURE] = weights[PRIOR_FEATURE]
+    mine = [people_replay.replay(proxy_agent.index, s, weights, proxy_agent.settings) for s in sessions]
+    prior = [people_replay.replay(proxy_agent.index, s, only_prior, proxy_agent.settings) for s in sessions]
+    assert mine != prior
+    assert people_replay.summary(mine)["score"] > people_replay.summary(prior)["score"]
+

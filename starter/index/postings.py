@@ -6,8 +6,10 @@ row, about a microsecond per posting: 30-120 ms a query for the cumulative
 queries of people sessions and word salads, most of a turn.  People repeat
 themselves (a cumulative query re-asks last turn's words), so this module
 keeps each word's postings -- for every product holding it, its
-column-weighted frequency -- as arrays, read once from FTS5's own index
-(`fts5vocab`), and scores a query with array arithmetic.
+column-weighted frequency -- as arrays, read once (from the counts the build
+stored, `term_counts`; from FTS5's own `fts5vocab` view for a phrase of several
+terms or an index built without them), and scores a query with array
+arithmetic.
 
 It reproduces FTS5's bm25 exactly (sqlite's fts5_aux.c: k1 = 1.2, b = 0.75,
 IDF floored at 1e-6, row length = tokens in all columns), adding the phrases'

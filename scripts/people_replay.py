@@ -6,12 +6,12 @@ commit rules in seconds instead of replaying the agent.
 
 `record` plays each card of the named sets (`data/personas/<set>.jsonl`) for all ten turns with the agent,
 whatever it shows (the shopper's rules of PERSONAS.md; the people path asks "anything else?", so the
-messages do not depend on the ranking), and keeps, for every people turn, the pool's feature rows as the
-agent computed them, which candidates carry the misspelt-store term, and whether the shopper had run out
-of things to say, and from which turn on its lists still counted as shown (an override of the whole wish
-makes earlier ones prove nothing); for a template turn, the list the agent showed.  `score` re-ranks each people turn with
-the given weights and plays the agent's commit rule (`starter.template.commit.decide`) until the target is
-shown, giving each session's reward, turn and rank.
+messages do not depend on the ranking), and keeps, for every people turn, the pool as the agent computed
+it, the facts read so far, whether the shopper had run out of things to say, and from which turn on the
+lists shown still count (an override of the whole wish makes earlier ones prove nothing); for a template
+turn, the list the agent showed.  `score` re-ranks each people turn with the given weights through the
+agent's own functions (`starter.people.ranking.ranked_pool`, `starter.template.commit.decide`) until the
+target is shown, giving each session's reward, turn and rank.
 
 With the agent's own weights and settings the replay is the agent (a test checks it card by card).  With
 other weights it is an approximation where the list shown changes what a later turn computes: the
@@ -31,20 +31,21 @@ import numpy as np
 from contest.jsonl import read_jsonl
 from contest.paths import PROJECT_ROOT
 from contest.rules import MAX_TURNS, TOP_K, hit_reward
+from starter.people.facts import Facts
+from starter.people.features import Pool
 
 PERSONAS = PROJECT_ROOT / "data" / "personas"
 
 
 @dataclass
 class Turn:
-    """One recorded turn: a people turn's pool (ids, features, misspelt-store mask, exhausted), or the list
-    a template turn showed (`shown`)."""
+    """One recorded turn: a people turn's pool and the facts read so far (whether the shopper had run out
+    of things to say; from which turn on the lists shown still count), or the list a template turn showed."""
 
     number: int
-    ids: np.ndarray | None = None
-    features: np.ndarray | None = None
-    misspelt: np.ndarray | None = None
-    exhausted: bool = False
+    pool: Pool | None = None
+    facts: Facts | None = None
+    run_out: bool = False
     counts_from: int = 1               # the first turn whose list still proves something (after an override)
     shown: list[int] = field(default_factory=list)
 
@@ -80,10 +81,10 @@ def record(agent, cards: list[dict], progress: bool = False) -> list[Session]:
 
 def _recorded(agent, sid: str, t: int, resp: dict) -> Turn:
     """Turn `t` of a live session: the pool the people path ranked, as `scripts.fit_people` reads it."""
-    from grounding.words import MORE_OPTIONS_CUE
     from starter.people import ranking
     from starter.people.facts import conversation_facts, prices_shown
-    from starter.reading.kinds import MessageKind, SessionPath
+    from starter.people.play import has_run_out
+    from starter.reading.kinds import SessionPath
     state = agent.sessions[sid]
     trace = state.traces[t - 1]
     if trace.state is None or trace.state.path != SessionPath.PEOPLE:
@@ -92,37 +93,27 @@ def _recorded(agent, sid: str, t: int, resp: dict) -> Turn:
     readings = state.readings[:t]
     facts = conversation_facts(readings, people.brands, prices_shown(agent.index.products, state.shown[:t - 1]))
     pool = ranking.candidate_features(agent.index, readings, facts, agent.settings.people, people.brands)
-    misspelt = np.array([bool(facts.misspelt) and agent.index.products[i].store in facts.misspelt
-                         for i in pool.ids.tolist()], dtype=bool)
-    reading = readings[-1]
-    exhausted = (reading.kind == MessageKind.NO_ATTRIBUTE and t > 1) or bool(MORE_OPTIONS_CUE.search(reading.text))
     # The lists the ranking just penalised as shown: the latest ones back to the last the reducer forgot
     # (an override of the whole wish makes what was shown before it prove nothing).
     remembered = set(state.doubtful) | set(state.excluded)
     counts_from = t
     while counts_from > 1 and remembered.issuperset(state.shown[counts_from - 2]):
         counts_from -= 1
-    return Turn(t, pool.ids, pool.features, misspelt, exhausted, counts_from)
+    return Turn(t, pool, facts, has_run_out(readings[-1], t), counts_from)
 
 
 def replay(index, session: Session, weights: np.ndarray, settings) -> tuple[float, int | None, int | None]:
     """(reward, turn, rank) of one recorded session re-ranked with `weights` under the agent's commit rule."""
-    from starter.people.ranking import PRIOR_FEATURE
+    from starter.people.ranking import ranked_pool
     from starter.template import commit, posterior
-    people, lists = settings.people, []
+    lists: list[list[int]] = []
     for turn in session.turns:
-        shown = {i for recs in lists[turn.counts_from - 1:] for i in recs}
-        if turn.ids is None:
+        if turn.pool is None:
             recs = turn.shown
         else:
-            offset = np.zeros(len(turn.ids))
-            if shown:
-                offset[np.isin(turn.ids, np.fromiter(shown, dtype=np.int64, count=len(shown)))] -= \
-                    people.people_shown_penalty
-            offset[turn.misspelt] += people.people_brand
-            ranked = posterior.ranked_by_weight(index, turn.ids, turn.features @ weights + offset,
-                                                turn.features[:, PRIOR_FEATURE] * weights[PRIOR_FEATURE])
-            decision = commit.decide(posterior.horizon_probs(ranked), turn.number, not turn.exhausted, False,
+            shown = {i for recs in lists[turn.counts_from - 1:] for i in recs}
+            ranked = ranked_pool(index, turn.pool, turn.facts, shown, settings.people, weights)
+            decision = commit.decide(posterior.horizon_probs(ranked), turn.number, not turn.run_out, False,
                                      settings.commit.people_insurance_turn)
             recs = [r.idx for r in ranked[:min(decision.count, TOP_K)]]
         if session.target in recs:

@@ -26,7 +26,7 @@ def test_the_replay_with_the_agents_weights_is_the_agent(proxy_agent, proxy_cata
     cards = _cards()
     sessions = pickle.loads(pickle.dumps(people_replay.record(proxy_agent, cards)))     # as a file holds them
     assert all(len(s.turns) == 10 for s in sessions)
-    assert any(t.ids is not None for s in sessions for t in s.turns)
+    assert any(t.pool is not None for s in sessions for t in s.turns)
     assert any(t.counts_from > 1 for t in sessions[-1].turns + sessions[-2].turns)
     view = load_catalog_view(proxy_catalog, {c["ground_truth"]["parent_asin"] for c in cards})
     weights = load_weights()

@@ -19,6 +19,12 @@ from starter.settings import MAX_TURNS, Settings
 from starter.template import commit, posterior
 
 
+def has_run_out(reading: Reading, turn: int) -> bool:
+    """Whether the shopper asks to see more or has nothing left to say (after the opening): no question
+    can separate the candidates any more."""
+    return (reading.kind == MessageKind.NO_ATTRIBUTE and turn > 1) or bool(MORE_OPTIONS_CUE.search(reading.text))
+
+
 class PeoplePath:
     """The people model, bound to one catalog and its settings."""
 
@@ -51,9 +57,7 @@ class PeoplePath:
         ranked, funnel = rank_people(self.index, state.readings, facts, shown_before, self.settings.people,
                                      self.brands, self.weights)
         # Asked to see more, or nothing left to say: the horizon DP picks how many to show.
-        exhausted = (reading.kind == MessageKind.NO_ATTRIBUTE and state.turn > 1) \
-            or bool(MORE_OPTIONS_CUE.search(reading.text))
-        decision = commit.decide(posterior.horizon_probs(ranked), turn_no, not exhausted, False,
+        decision = commit.decide(posterior.horizon_probs(ranked), turn_no, not has_run_out(reading, state.turn), False,
                                  self.settings.commit.people_insurance_turn)
         count = min(decision.count, k_limit)
         ask = "other" if turn_no < MAX_TURNS else None

@@ -69,7 +69,12 @@ def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, show
                 ) -> tuple[RankedList, dict[str, int]]:
     """Candidates by the model's probability (tie: popularity, then parent_asin), and the funnel."""
     pool = candidate_features(index, readings, facts, cfg, brands)
-    w = load_weights() if weights is None else weights
-    prior = pool.features[:, PRIOR_FEATURE] * w[PRIOR_FEATURE]
-    score = pool.features @ w + fixed_terms(index, pool.ids, facts, shown, cfg)
-    return ranked_by_weight(index, pool.ids, score, prior), pool.funnel
+    return ranked_pool(index, pool, facts, shown, cfg, load_weights() if weights is None else weights), pool.funnel
+
+
+def ranked_pool(index: CatalogIndex, pool: Pool, facts: Facts, shown: set[int], cfg: PeopleSettings,
+                weights: np.ndarray) -> RankedList:
+    """A pool's candidates by the model's probability under `weights` (tie: popularity, then parent_asin)."""
+    prior = pool.features[:, PRIOR_FEATURE] * weights[PRIOR_FEATURE]
+    score = pool.features @ weights + fixed_terms(index, pool.ids, facts, shown, cfg)
+    return ranked_by_weight(index, pool.ids, score, prior)

@@ -61,6 +61,13 @@ def fts_phrase(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
+def store_bm25_tables(db: sqlite3.Connection) -> None:
+    """What BM25 from arrays reads, worked out once the FTS5 tables are full: each table's row lengths
+    and each term's counts (both fillers close with it)."""
+    store_row_lengths(db, list(FTS_COLUMNS))
+    store_term_counts(db, FTS_COLUMNS)
+
+
 def create_tables(db: sqlite3.Connection, hash_bytes: int | None = None) -> None:
     """Both FTS5 tables, contentless (the texts are only indexed, never read back), each holding up to
     `hash_bytes` of pending index data in memory (FTS5's 'hashsize'; None keeps SQLite's default,
@@ -144,8 +151,7 @@ class FtsFiller(_Batches):
                 self._waiting.popleft().result()
         finally:
             self._pool.shutdown(wait=True)
-        store_row_lengths(self.db, list(FTS_COLUMNS))
-        store_term_counts(self.db, FTS_COLUMNS)
+        store_bm25_tables(self.db)
 
     def abort(self) -> None:
         """Stop after the batches already handed over (their errors are dropped: the build failed)."""
@@ -262,8 +268,7 @@ def _fill_file(db_path: str, pipe: Connection, pending: int, hash_bytes: int | N
     if db is not None:
         try:
             if error is None:
-                store_row_lengths(db, list(FTS_COLUMNS))     # here, beside the building process's own work
-                store_term_counts(db, FTS_COLUMNS)
+                store_bm25_tables(db)     # here, beside the building process's own work
                 db.commit()
         except Exception as exc:
             error = exc

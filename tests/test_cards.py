@@ -111,6 +111,26 @@ def test_pair_similarities_are_value_similarity_float_for_float(proxy_index: Cat
     assert wordless and got.tolist() == want and 1.0 in want and 0.0 in want
 
 
+def test_opening_similarities_are_value_similarity_and_a_valueless_card_predicts_nothing(
+        proxy_index: CatalogIndex) -> None:
+    """A free-text opening's similarities, worked out per group of values judged against the same words,
+    are `value_similarity`'s floats; a card without values (no value id) predicts no words: 1.0 when
+    nothing beyond the shelf was said, else 0.0 (never another value's text)."""
+    rng = random.Random(11)
+    texts = proxy_index.cards.value_text
+    keys = []
+    for _ in range(6):
+        said, first, _ = _said_and_pairs(proxy_index, rng)
+        keys += [(v, said) for v in dict.fromkeys(first.tolist())] + [(NO_VALUE, said)]
+    keys.append((NO_VALUE, frozenset()))
+    sims: dict = {}
+    RANK._add_similarities(proxy_index, keys, sims)
+    assert set(sims) == set(keys)
+    for (v, said), got in sims.items():
+        assert got == (SIM.value_similarity(proxy_index, (texts[v],), said) if v >= 0 else float(not said))
+    assert any(got > 0 for (v, _), got in sims.items() if v >= 0)
+
+
 def _reply_reference(index: CatalogIndex, tracks: TrackTable, obs: Reading, ask: str) -> list[Track]:
     """The per-candidate reply judgement the arrays replaced (template or free-text values replies)."""
     said = RANK._without_budget((SIM._tok_set(obs.value_text if obs.template and obs.value_text is not None

@@ -135,7 +135,6 @@ def _free_opening(index: CatalogIndex, rows: np.ndarray, shelf: np.ndarray, obs:
     said beyond its shelf's own words (browsing credits a fixed similarity)."""
     cards = index.cards
     n = len(rows)
-    text = cards.value_text
     cat_toks = _tok_set(obs.category or "")
     negated = frozenset(obs.negated)
     text_said = _tok_set(obs.text) | obs.extra_tokens
@@ -153,21 +152,31 @@ def _free_opening(index: CatalogIndex, rows: np.ndarray, shelf: np.ndarray, obs:
     sims: dict[tuple[int, frozenset[str]], float] = {}
     for name, position in ((Scenario.BUYING, 0), (Scenario.INTENT_OVERRIDE, cards.lengths[rows] - 1)):
         pairs, inverse = groups(shelf * (cards.value_count + 1) + cards.values[rows, position])
-        sim_u = []
-        for code in pairs.tolist():
-            k, v = divmod(code, cards.value_count + 1)
-            said = said_of[k]
-            sim = sims.get((v, said))
-            if sim is None:
-                sim = sims[(v, said)] = value_similarity(index, (text[v],), said)
-            sim_u.append(sim)
-        sim = _gathered(sim_u, inverse, np.float64)
+        keys = [(v, said_of[k]) for k, v in (divmod(code, cards.value_count + 1) for code in pairs.tolist())]
+        _add_similarities(index, [key for key in dict.fromkeys(keys) if key not in sims], sims)
+        sim = _gathered([sims[key] for key in keys], inverse, np.float64)
         better = sim > best
         best = np.where(better, sim, best)
         hyp = np.where(better, np.int8(TRACK_SCENARIOS[name]), hyp)
     disclosed = np.where(hyp == TRACK_SCENARIOS[Scenario.BUYING], cards.twins[rows, 0] if n else 0, 0).astype(np.uint8)
     return TrackTable(rows, hyp.astype(np.int8), disclosed, np.zeros(n, dtype=bool), -cfg.mismatch_beta * (1.0 - best),
                       np.zeros(n, dtype=np.float64), cat_ll, (best,))
+
+
+def _add_similarities(index: CatalogIndex, keys: list[tuple[int, frozenset[str]]],
+                      sims: dict[tuple[int, frozenset[str]], float]) -> None:
+    """`value_similarity` of each (value, words said) in `keys`, written into `sims`: the values said
+    against the same words are judged in one `pair_similarities` call (the same floats)."""
+    by_said: dict[frozenset[str], list[int]] = {}
+    for v, said in keys:
+        if v >= 0:
+            by_said.setdefault(said, []).append(v)
+        else:                                       # a card without values predicts no words
+            sims[(v, said)] = value_similarity(index, (), said)
+    for said, values in by_said.items():
+        first = np.asarray(values, dtype=np.int64)
+        got = similarity.pair_similarities(index, first, np.full(len(first), NO_VALUE), said)
+        sims.update(zip(((v, said) for v in values), got.tolist()))
 
 
 def with_relevance(tracks: TrackTable, relevance: dict[int, float], cfg: EvidenceSettings) -> TrackTable:

@@ -43,3 +43,26 @@ def test_bench_turn_names_how_to_make_the_base_checkout(tmp_path: Path, capsys) 
     with pytest.raises(SystemExit) as stop:
         bench_turn(["--base", str(tmp_path / "OLD")])
     assert stop.value.code == 2 and "git worktree add" in capsys.readouterr().err
+
+
+def test_a_differing_run_reports_its_score_change_with_a_paired_interval(tmp_path: Path, capsys) -> None:
+    """Scores are the means of the sessions' rewards (the evaluator's TechnicalScore); the interval is
+    seeded, pairs sessions by id, and holds the change."""
+    import pytest
+
+    from contest.rules import hit_reward
+    from scripts.compare_runs import paired_change
+
+    old = [{"sample_id": f"s{k}", "hit": True, "turn": 1 + k % 3, "rank": 1} for k in range(20)]
+    new = [dict(s) for s in old]
+    new[3] = dict(new[3], hit=False, turn=None, rank=None)
+    new[7] = dict(new[7], rank=2)
+    before, after, low, high = paired_change(old, list(reversed(new)))
+    assert before == pytest.approx(sum(hit_reward(1, 1 + k % 3) for k in range(20)) / 20, abs=1e-12)
+    assert after < before and low < 0 and low <= after - before <= high <= 0
+    assert paired_change(old, new) == paired_change(old, new)
+    assert paired_change(old, old)[2:] == (0.0, 0.0)
+    _write(tmp_path / "old", old)
+    _write(tmp_path / "new", new)
+    assert main([str(tmp_path / "old"), str(tmp_path / "new")]) == 1
+    assert "95% paired bootstrap" in capsys.readouterr().out

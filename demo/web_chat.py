@@ -10,7 +10,10 @@ page sends the turn number it is sending; with it a request is idempotent:
   (a worker died after storing it, a connection broke): the stored turn's
   answer is given again, replayed, never played twice;
 - anything else, or another worker storing input n first with another
-  message: 409 with the session's turn, never a silent fork.
+  message: 409 with the session's turn, never a silent fork;
+- a first turn opens the session only if the store does not know it (never
+  a reset): the same first turn at two workers at once is stored once, and
+  a late copy of it drops nothing the conversation has stored since.
 
 A store that is down is 503 (nothing stored): the page retries.
 """
@@ -49,7 +52,9 @@ def stored_chat_turn(agent: Any, lookup: Any, lock: threading.Lock, session_id: 
         if stored is None:
             if turn not in (None, 1):
                 raise TurnConflict(f"unknown session (turn {turn} sent); start a new session")
-            agent.reset(session_id, {})
+            # Opened, not reset: when the same first turn reaches two workers at once (a client's
+            # retry), the later one must not drop what the other has stored meanwhile.
+            getattr(agent, "open_session", agent.reset)(session_id, {})
             stored = 0
         if turn is not None and turn == stored:
             resp = _stored_answer(agent, session_id, message, turn)

@@ -124,6 +124,11 @@ class Agent:
         """Start a fresh session (profile kept for reference; not used in ranking)."""
         self.store.reset(str(session_id), dict(user_profile) if isinstance(user_profile, dict) else {})
 
+    def open_session(self, session_id: str, user_profile: dict | None = None) -> None:
+        """For a service: start the session unless the store knows it already (then nothing changes).
+        Unlike `reset`, a second worker opening the same new session keeps what the first stored."""
+        self.store.open_session(str(session_id), dict(user_profile) if isinstance(user_profile, dict) else {})
+
     def respond(self, session_id: str, user_message: str, turn: int = 1, top_k: int = TOP_K) -> dict:
         """One turn; always returns the contract shape."""
         try:

@@ -141,6 +141,58 @@ def test_the_unique_sequence_refuses_a_second_append_at_the_journal(pg_url: str)
     assert b.read("s").entries == () and b.read("s").generation == generation + 1
 
 
+@pytest.mark.parametrize("store", ["postgres", "sqlite"])
+def test_opening_a_known_session_keeps_it_as_stored(tmp_path: Path, store: str, request) -> None:
+    url = request.getfixturevalue("pg_url") if store == "postgres" else f"sqlite:///{tmp_path / 'journal.db'}"
+    a, b = open_store(url), open_store(url)
+    assert a.open_session("s", {"p": 1}) == 1                       # unknown: a new session
+    a.append("s", 1, 0, Entry("hello", 1, 10))
+    assert b.open_session("s", {"p": 2}) == 1                       # known: untouched
+    snap = b.read("s")
+    assert snap.generation == 1 and snap.profile == {"p": 1} and [e.message for e in snap.entries] == ["hello"]
+    generation = a.reset("s", {})
+    assert b.open_session("s", {}) == generation == 2 and b.read("s").entries == ()
+
+
+@pytest.mark.parametrize("store", ["postgres", "sqlite"])
+def test_a_first_turn_sent_to_two_workers_at_once_loses_nothing(small_catalog: Path, tmp_path: Path, store: str,
+                                                                 request, monkeypatch) -> None:
+    """Worker B reads "unknown session" for a first turn just before worker A opens the session and
+    stores that turn (and, later, the next): B answers A's stored turn, or refuses a stale first turn,
+    and never drops what A stored."""
+    import threading
+
+    from demo.session import ProductLookup
+    from demo.web_chat import TurnConflict, stored_chat_turn
+    url = request.getfixturevalue("pg_url") if store == "postgres" else f"sqlite:///{tmp_path / 'journal.db'}"
+    monkeypatch.setenv("AGENT_SESSION_STORE", url)
+    a, b = Agent(str(small_catalog)), Agent(str(small_catalog))
+    lookup, lock_a, lock_b = ProductLookup(small_catalog), threading.Lock(), threading.Lock()   # two workers
+    opening = f"I'm looking for {TEES}, but I'm still exploring."
+
+    def late_read(first_turns: list[tuple[str, int]]) -> None:
+        """B's next read of the session sees it unknown, as before A played `first_turns`."""
+        original = b.stored_turns
+
+        def stored_turns(session_id: str) -> int | None:
+            b.stored_turns = original                          # type: ignore[method-assign]
+            for message, turn in first_turns:
+                stored_chat_turn(a, lookup, lock_a, session_id, message, turn)
+            return None
+        b.stored_turns = stored_turns                          # type: ignore[method-assign]
+
+    late_read([(opening, 1)])
+    got = stored_chat_turn(b, lookup, lock_b, "s", opening, 1)
+    assert got.agent == stored_chat_turn(a, lookup, lock_a, "s", opening, 1).agent
+    assert [(e.message, e.turn) for e in open_store(url).read("s").entries] == [(opening, 1)]
+    late_read([(opening, 1), ("cotton", 2)])
+    with pytest.raises(TurnConflict):                          # a stale first turn: refused, nothing dropped
+        stored_chat_turn(b, lookup, lock_b, "t", opening, 1)
+    snap = open_store(url).read("t")
+    assert snap.generation == 1 and [(e.message, e.turn) for e in snap.entries] == [(opening, 1), ("cotton", 2)]
+    lookup.close()
+
+
 def test_a_store_that_is_down_is_a_clear_error_and_the_turn_can_be_retried(small_catalog: Path, pg_cluster,
                                                                           pg_url: str, monkeypatch) -> None:
     monkeypatch.setenv("AGENT_SESSION_STORE", pg_url)

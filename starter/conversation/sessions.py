@@ -64,6 +64,11 @@ class SessionStore:
         self._keep(session_id, state, (generation, 0))
         return state
 
+    def open_session(self, session_id: str, profile: dict) -> None:
+        """A new session when the journal does not know it; else nothing changes (a worker that opens
+        a session another has just opened and played leaves its inputs stored)."""
+        self.journal.open_session(session_id, dict(profile))
+
     def state_for(self, session_id: str, replay: Replay) -> SessionState:
         """The session's state as stored: the live one brought up to date, rebuilt, or new (unknown id)."""
         state = self.sync(session_id, replay)

@@ -97,6 +97,12 @@ class Journal(ABC):
         """Start the session afresh (its inputs dropped); returns its new generation."""
 
     @abstractmethod
+    def open_session(self, session_id: str, profile: dict) -> int:
+        """The session's generation: a new session when the journal does not know it, else the stored
+        one untouched (two workers opening one new session at once open it once, and neither drops
+        what the other has stored since)."""
+
+    @abstractmethod
     def read(self, session_id: str, start: int = 0) -> Snapshot | None:
         """The session from input `start` on (None: unknown session)."""
 

@@ -100,6 +100,14 @@ class PostgresJournal(Journal):
         with self._lock:
             return self._run(work)
 
+    def open_session(self, session_id: str, profile: dict) -> int:
+        def work(conn: Any) -> int:
+            conn.execute("INSERT INTO sessions (id, profile, generation) VALUES (%s, %s, 1) "
+                         "ON CONFLICT (id) DO NOTHING", (session_id, profile_text(profile)))
+            return int(conn.execute("SELECT generation FROM sessions WHERE id = %s", (session_id,)).fetchone()[0])
+        with self._lock:
+            return self._run(work)
+
     def read(self, session_id: str, start: int = 0) -> Snapshot | None:
         def work(conn: Any) -> list[tuple]:
             return conn.execute(READ_SQL.format(p="%s"), (start, session_id)).fetchall()

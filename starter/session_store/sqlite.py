@@ -60,6 +60,13 @@ class SQLiteJournal(Journal):
                 (session_id, profile_text(profile))).fetchone()
         return int(row[0])
 
+    def open_session(self, session_id: str, profile: dict) -> int:
+        with self._lock, _errors(), self._write():
+            self.db.execute("INSERT INTO sessions (id, profile, generation) VALUES (?, ?, 1) ON CONFLICT (id) DO NOTHING",
+                            (session_id, profile_text(profile)))
+            row = self.db.execute("SELECT generation FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return int(row[0])
+
     def read(self, session_id: str, start: int = 0) -> Snapshot | None:
         with self._lock, _errors():
             rows = self.db.execute(READ_SQL.format(p="?"), (start, session_id)).fetchall()

@@ -91,6 +91,8 @@ def _stored_answer(agent: Any, session_id: str, message: str, turn: int) -> Any:
     last = agent.last_turn(session_id)
     if last is not None and last[0] == turn and last[1].turn == turn and last[1].message == message:
         return last[2]
+    if last is not None and last[0] > turn:            # a late copy of an earlier turn
+        raise TurnConflict(f"this session is at turn {last[0] + 1}, not {turn}; reload it or start a new one")
     raise TurnConflict(f"turn {turn} of this session was already sent with another message")
 
 

@@ -186,7 +186,7 @@ def test_a_first_turn_sent_to_two_workers_at_once_loses_nothing(small_catalog: P
     assert got.agent == stored_chat_turn(a, lookup, lock_a, "s", opening, 1).agent
     assert [(e.message, e.turn) for e in open_store(url).read("s").entries] == [(opening, 1)]
     late_read([(opening, 1), ("cotton", 2)])
-    with pytest.raises(TurnConflict):                          # a stale first turn: refused, nothing dropped
+    with pytest.raises(TurnConflict, match="at turn 3, not 1"):    # a stale first turn: refused, nothing dropped
         stored_chat_turn(b, lookup, lock_b, "t", opening, 1)
     snap = open_store(url).read("t")
     assert snap.generation == 1 and [(e.message, e.turn) for e in snap.entries] == [(opening, 1), ("cotton", 2)]

@@ -62,8 +62,8 @@ class SQLiteJournal(Journal):
 
     def open_session(self, session_id: str, profile: dict) -> int:
         with self._lock, _errors(), self._write():
-            self.db.execute("INSERT INTO sessions (id, profile, generation) VALUES (?, ?, 1) ON CONFLICT (id) DO NOTHING",
-                            (session_id, profile_text(profile)))
+            self.db.execute("INSERT INTO sessions (id, profile, generation) VALUES (?, ?, 1) "
+                            "ON CONFLICT (id) DO NOTHING", (session_id, profile_text(profile)))
             row = self.db.execute("SELECT generation FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return int(row[0])
 

@@ -165,8 +165,8 @@ def _free_opening(index: CatalogIndex, rows: np.ndarray, shelf: np.ndarray, obs:
 
 def _add_similarities(index: CatalogIndex, keys: list[tuple[int, frozenset[str]]],
                       sims: dict[tuple[int, frozenset[str]], float]) -> None:
-    """`value_similarity` of each (value, words said) in `keys`, written into `sims`: the values said
-    against the same words are judged in one `pair_similarities` call (the same floats)."""
+    """`value_similarity` of each (value, words said) in `keys`, written into `sims`: the values judged
+    against the same words said go through one `pair_similarities` call (the same floats)."""
     by_said: dict[frozenset[str], list[int]] = {}
     for v, said in keys:
         if v >= 0:

@@ -18,6 +18,14 @@ def distinct(values: np.ndarray) -> np.ndarray:
     return ordered[keep]
 
 
+def runs(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of a sorted array and how many times each occurs (a run-length code)."""
+    if not len(ordered):
+        return ordered, np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    return ordered[starts], np.diff(np.append(starts, len(ordered)))
+
+
 def groups(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct values ascending, each element's place among them):
     `np.unique(values, return_inverse=True)`."""

@@ -33,6 +33,7 @@ from typing import Callable
 import numpy as np
 
 from grounding.topk import best_first
+from starter.index.arrays import runs
 from starter.index.term_counts import COLUMN_BITS, has_term_counts, read_term_counts
 
 log = logging.getLogger(__name__)
@@ -222,15 +223,15 @@ class PostingScorer:
             places, counts = read_term_counts(self.db, table, terms[0])
             if not len(places):
                 return None
-            docs, per_doc = _runs(places >> _COLUMN_BITS)
+            docs, per_doc = runs(places >> _COLUMN_BITS)
             return docs, per_doc, places & ((1 << _COLUMN_BITS) - 1), counts
         starts = self._positions(table, terms[0])
         for k, term in enumerate(terms[1:], 1):
             starts = np.intersect1d(starts, self._positions(table, term) - k, assume_unique=True)
         if not len(starts):
             return None
-        places, counts = _runs(starts >> _OFFSET_BITS)          # (row, column), sorted
-        docs, per_doc = _runs(places >> _COLUMN_BITS)
+        places, counts = runs(starts >> _OFFSET_BITS)          # (row, column), sorted
+        docs, per_doc = runs(places >> _COLUMN_BITS)
         return docs, per_doc, places & ((1 << _COLUMN_BITS) - 1), counts
 
     def _positions(self, table: str, term: str) -> np.ndarray:
@@ -265,14 +266,6 @@ def _summed(parts: list[tuple[np.ndarray, np.ndarray]], rows: int,
     score = np.bincount(docs, weights=np.concatenate([c for _, c in parts]), minlength=rows)
     matched = np.bincount(docs, minlength=rows) > 0 if min(weights) <= 0 else score > 0
     return score, matched
-
-
-def _runs(ordered: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of a sorted array and how many times each occurs."""
-    if not len(ordered):
-        return ordered, np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-    return ordered[starts], np.diff(np.append(starts, len(ordered)))
 
 
 def _best(candidates: np.ndarray, score: np.ndarray, limit: int) -> list[tuple[int, float]]:

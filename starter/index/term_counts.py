@@ -18,6 +18,8 @@ import sqlite3
 
 import numpy as np
 
+from starter.index.arrays import runs
+
 TABLE = "term_counts"
 # (row << COLUMN_BITS | column): up to 16 columns, 2^27 rows.
 COLUMN_BITS = 4
@@ -46,9 +48,8 @@ def _packed(instances: str) -> tuple[bytes, bytes]:
     """One term's instances (a place per instance, comma-separated) as distinct places and counts."""
     places = np.fromstring(instances, dtype=np.int64, sep=",")
     places.sort(kind="stable")
-    starts = np.flatnonzero(np.concatenate(([True], places[1:] != places[:-1])))
-    counts = np.diff(np.append(starts, len(places)))
-    return places[starts].astype("<i4").tobytes(), counts.astype("<i4").tobytes()
+    distinct_places, counts = runs(places)
+    return distinct_places.astype("<i4").tobytes(), counts.astype("<i4").tobytes()
 
 
 def has_term_counts(db: sqlite3.Connection) -> bool:

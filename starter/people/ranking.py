@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
 from starter.people.brands import Brands
 from starter.people.facts import Facts
@@ -57,7 +58,7 @@ def fixed_terms(index: CatalogIndex, ids: np.ndarray, facts: Facts, shown: set[i
     `people_shown_penalty`; a store named with a slip gains `people_brand` (hand-set, see the settings)."""
     out = np.zeros(len(ids), dtype=np.float64)
     if shown:
-        out[np.isin(ids, np.fromiter(shown, dtype=np.int64, count=len(shown)))] -= cfg.people_shown_penalty
+        out[member(ids, sorted(shown))] -= cfg.people_shown_penalty
     if facts.misspelt:
         products = index.products
         out[[products[i].store in facts.misspelt for i in ids.tolist()]] += cfg.people_brand

@@ -52,46 +52,62 @@ class Turns:
     missed: int = 0
 
 
-def collect(weights: np.ndarray, cards: list[dict]) -> Turns:
-    """Play every card with `weights` and read each people turn's pool as the agent saw it."""
-    from evaluator.data import load_catalog_view
-    from evaluator.local_evaluator import run_session
-    from starter.agent import Agent
-    from starter.people import ranking
-    from starter.people.facts import conversation_facts, prices_shown
-    from starter.reading.kinds import SessionPath
-
+def live_agent(cards: int):
+    """An agent that keeps `cards` sessions live, so that their states can be read after they are played."""
     from contest.paths import resolve_catalog
-    catalog = resolve_catalog(None)
+    from starter.agent import Agent
     saved = os.environ.get("AGENT_MAX_SESSIONS")
-    os.environ["AGENT_MAX_SESSIONS"] = str(len(cards) + 1)      # the agent keeps every session live
+    os.environ["AGENT_MAX_SESSIONS"] = str(cards + 1)
     try:
-        agent = Agent(str(catalog))
+        return Agent(str(resolve_catalog(None)))
     finally:
         if saved is None:
             os.environ.pop("AGENT_MAX_SESSIONS")
         else:
             os.environ["AGENT_MAX_SESSIONS"] = saved
+
+
+def people_turn(agent, state, t: int):
+    """Turn `t` of a played session as the people path computed it: (its candidate pool, the facts read so
+    far), or None for a template turn."""
+    from starter.people import ranking
+    from starter.people.facts import conversation_facts, prices_shown
+    from starter.reading.kinds import SessionPath
+    trace = state.traces[t - 1]
+    if trace.state is None or trace.state.path != SessionPath.PEOPLE:
+        return None
+    readings = state.readings[:t]
+    brands = agent.pipeline.people.brands
+    facts = conversation_facts(readings, brands, prices_shown(agent.index.products, state.shown[:t - 1]))
+    return ranking.candidate_features(agent.index, readings, facts, agent.settings.people, brands), facts
+
+
+def collect(weights: np.ndarray, cards: list[dict]) -> Turns:
+    """Play every card with `weights` and read each people turn's pool as the agent saw it."""
+    from evaluator.data import load_catalog_view
+    from evaluator.local_evaluator import run_session
+    from starter.people import ranking
+
+    from contest.paths import resolve_catalog
+    agent = live_agent(len(cards))
     settings = agent.settings.people
     agent.pipeline.people.weights = weights                   # the round's weights, this agent only
-    view = load_catalog_view(catalog, {c["ground_truth"]["parent_asin"] for c in cards})
+    view = load_catalog_view(resolve_catalog(None), {c["ground_truth"]["parent_asin"] for c in cards})
     out = Turns([], [], [])
     for k, card in enumerate(cards):
         run_session(agent, card, k, view)
         state = agent.sessions[f"session-{k:05d}-{card['sample_id']}"]
         target = agent.index.by_pid[card["ground_truth"]["parent_asin"]]
-        brands = agent.pipeline.people.brands
-        for t, trace in enumerate(state.traces, 1):
-            if trace.state is None or trace.state.path != SessionPath.PEOPLE:
+        for t in range(1, len(state.traces) + 1):
+            got = people_turn(agent, state, t)
+            if got is None:
                 continue
-            readings = state.readings[:t]
-            shown = {i for s in state.shown[:t - 1] for i in s}
-            facts = conversation_facts(readings, brands, prices_shown(agent.index.products, state.shown[:t - 1]))
-            pool = ranking.candidate_features(agent.index, readings, facts, settings, brands)
+            pool, facts = got
             where = np.flatnonzero(pool.ids == target)
             if not len(where):
                 out.missed += 1
                 continue
+            shown = {i for s in state.shown[:t - 1] for i in s}
             out.features.append(pool.features)
             out.offsets.append(ranking.fixed_terms(agent.index, pool.ids, facts, shown, settings))
             out.targets.append(int(where[0]))

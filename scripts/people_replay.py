@@ -20,7 +20,6 @@ template path's lists and the prices shown ("cheaper", "pricier") are the record
 from __future__ import annotations
 
 import argparse
-import os
 import pickle
 import sys
 from dataclasses import dataclass, field
@@ -29,12 +28,10 @@ from pathlib import Path
 import numpy as np
 
 from contest.jsonl import read_jsonl
-from contest.paths import PROJECT_ROOT
 from contest.rules import MAX_TURNS, TOP_K, hit_reward
+from scripts.fit_people import PERSONAS, live_agent, people_turn
 from starter.people.facts import Facts
 from starter.people.features import Pool
-
-PERSONAS = PROJECT_ROOT / "data" / "personas"
 
 
 @dataclass
@@ -81,25 +78,19 @@ def record(agent, cards: list[dict], progress: bool = False) -> list[Session]:
 
 def _recorded(agent, sid: str, t: int, resp: dict) -> Turn:
     """Turn `t` of a live session: the pool the people path ranked, as `scripts.fit_people` reads it."""
-    from starter.people import ranking
-    from starter.people.facts import conversation_facts, prices_shown
     from starter.people.play import has_run_out
-    from starter.reading.kinds import SessionPath
     state = agent.sessions[sid]
-    trace = state.traces[t - 1]
-    if trace.state is None or trace.state.path != SessionPath.PEOPLE:
+    got = people_turn(agent, state, t)
+    if got is None:
         return Turn(t, shown=[agent.index.by_pid[r["parent_asin"]] for r in resp["recommendations"]])
-    people = agent.pipeline.people
-    readings = state.readings[:t]
-    facts = conversation_facts(readings, people.brands, prices_shown(agent.index.products, state.shown[:t - 1]))
-    pool = ranking.candidate_features(agent.index, readings, facts, agent.settings.people, people.brands)
+    pool, facts = got
     # The lists the ranking just penalised as shown: the latest ones back to the last the reducer forgot
     # (an override of the whole wish makes what was shown before it prove nothing).
     remembered = set(state.doubtful) | set(state.excluded)
     counts_from = t
     while counts_from > 1 and remembered.issuperset(state.shown[counts_from - 2]):
         counts_from -= 1
-    return Turn(t, pool, facts, has_run_out(readings[-1], t), counts_from)
+    return Turn(t, pool, facts, has_run_out(state.readings[t - 1], t), counts_from)
 
 
 def replay(index, session: Session, weights: np.ndarray, settings) -> tuple[float, int | None, int | None]:
@@ -139,23 +130,9 @@ def _record_set(job: tuple[str, Path]) -> str:
     from scripts.people_replay import record as record_cards
     name, out = job
     cards = read_jsonl(PERSONAS / f"{name}.jsonl")
-    sessions = record_cards(_agent(len(cards)), cards, progress=True)
+    sessions = record_cards(live_agent(len(cards)), cards, progress=True)
     (out / f"{name}.pkl").write_bytes(pickle.dumps(sessions))
     return f"{name}: {len(sessions)} sessions recorded"
-
-
-def _agent(cards: int):
-    from contest.paths import resolve_catalog
-    from starter.agent import Agent
-    saved = os.environ.get("AGENT_MAX_SESSIONS")
-    os.environ["AGENT_MAX_SESSIONS"] = str(cards + 1)
-    try:
-        return Agent(str(resolve_catalog(None)))
-    finally:
-        if saved is None:
-            os.environ.pop("AGENT_MAX_SESSIONS")
-        else:
-            os.environ["AGENT_MAX_SESSIONS"] = saved
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -192,7 +169,7 @@ def _score(args: argparse.Namespace) -> int:
     import dataclasses
 
     from starter.people.ranking import WEIGHTS_FILE, load_weights
-    agent = _agent(0)
+    agent = live_agent(0)
     settings = agent.settings
     if args.insurance_turn is not None:
         settings = dataclasses.replace(settings, commit=dataclasses.replace(

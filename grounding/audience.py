@@ -17,16 +17,19 @@ AUDIENCES: tuple[str, ...] = ("women", "men", "girls", "boys", "baby")
 SHOPPER_WORDS: dict[str, frozenset[str]] = {}
 for _group, _words in (
     ("men", "men man mens husband boyfriend dad daddy father guy guys male brother grandpa grandfather gentleman "
-            "gentlemen groom uncle"),
+            "gentlemen groom uncle hubby hubs bf fiance bro grandad granddad gramps papa stepdad"),
     ("women", "women woman womens wife girlfriend mom mommy mother ladies lady female sister grandma grandmother "
-              "bride aunt"),
+              "bride aunt wifey gf fiancee mum mama momma nana granny gran sis stepmom"),
     ("boys", "son sons boys boy grandson nephew"),
     ("girls", "daughter daughters girls girl granddaughter niece"),
     ("baby", "baby babies infant infants newborn newborns toddler toddlers"),
 ):
     for _w in _words.split():
         SHOPPER_WORDS[_w] = frozenset({_group})
-for _w in ("kids", "kid", "children", "child", "youth", "teen", "teens", "teenager"):
+# "my husbands birthday", "my boyfriends trip": a possessive typed without its apostrophe (and plurals).
+for _w, _group in [(w, g) for w, g in SHOPPER_WORDS.items() if not w.endswith("s")]:
+    SHOPPER_WORDS.setdefault(_w + "s", _group)
+for _w in ("kids", "kid", "kiddo", "kiddos", "children", "child", "youth", "teen", "teens", "teenager"):
     SHOPPER_WORDS[_w] = frozenset({"boys", "girls"})
 for _w in ("unisex", "couple", "couples"):
     SHOPPER_WORDS[_w] = frozenset({"men", "women"})

@@ -27,10 +27,10 @@ _AMOUNT = r"\$?\s*" + _NUMBER + r"\s*(?:\$|dollars?|bucks|usd)?"
 
 # Words that mean "price" in a message (a qualitative budget needs one).
 PRICE_CUES = frozenset("""
-cheap cheaper cheapest inexpensive affordable budget price priced prices pricey pricy expensive costly cost
+cheap cheapish cheaper cheapest inexpensive affordable budget price priced prices pricey pricy expensive costly cost
 costs dollar dollars bucks usd spend spending bargain deal economical premium luxury luxurious splurge
 """.split())
-LOW_PRICE_WORDS = frozenset("cheap cheaper cheapest inexpensive affordable budget bargain economical low".split())
+LOW_PRICE_WORDS = frozenset("cheap cheapish cheaper cheapest inexpensive affordable budget bargain economical low".split())
 HIGH_PRICE_WORDS = frozenset("pricey pricy expensive costly premium luxury luxurious splurge high end high-end".split())
 # Negated, these mean a low budget ("not too pricey"), not a rejected feature.
 NEGATABLE_PRICE_WORDS = frozenset({"pricey", "pricy", "expensive", "costly", "overpriced"})

@@ -22,6 +22,7 @@ from grounding.budget import parse_budget
 from grounding.injection import (ASIN_RE, HARD_INSTRUCTION_RE, ID_RE, SOFT_INSTRUCTION_RE, URL_RE, hard_injection,
                                  soft_injection)
 from grounding.settings import GroundingTunables
+from grounding.slips import plausible_slip
 from grounding.topk import best_first
 from grounding.vocabulary import Vocabulary
 from grounding.words import LEXICON, is_content, tokens, tokens_with_spans
@@ -102,6 +103,7 @@ class ClueIndex:
         self._fuzzy_vocab: list[str] = sorted(t for t in self.vocab if t.isalpha()
                                               and len(t) >= tunables.fuzzy_min_len - 1)
         self._correct_cache: dict[str, tuple[tuple[str, float], ...]] = {}
+        self._slip_cache: dict[str, str | None] = {}
         self._posting_arrays: dict[str, np.ndarray] = {}
         self._mass_array: np.ndarray | None = None
 
@@ -139,6 +141,23 @@ class ClueIndex:
         if len(self._correct_cache) < cfg.correction_cache:
             self._correct_cache[tok] = out
         return out
+
+    def slip_of(self, tok: str, min_ratio: float) -> str | None:
+        """The catalog word a person most likely meant by an unknown word, when the word is a slip of the
+        keyboard of one (`grounding.slips`): among its closest catalog words by `fuzz.ratio` (at least
+        `min_ratio`, 0-1), the most similar plausible slip, ties to the more frequent word, then alphabetical.
+        A known word, a number or a short word has none."""
+        if tok in self.vocab or len(tok) < self.cfg.fuzzy_min_len or not tok.isalpha():
+            return None
+        if tok not in self._slip_cache:
+            hits = process.extract(tok, self._fuzzy_vocab, scorer=fuzz.ratio, score_cutoff=100.0 * min_ratio,
+                                   limit=TYPO_CANDIDATES)
+            slips = sorted((w for w, s, _ in hits if plausible_slip(tok, w)),
+                           key=lambda w: (-round(fuzz.ratio(tok, w), 6), -self.df(w), w))
+            if len(self._slip_cache) >= self.cfg.correction_cache:
+                self._slip_cache.clear()
+            self._slip_cache[tok] = slips[0] if slips else None
+        return self._slip_cache[tok]
 
     def prepare(self, text: str, drop: set[int] | None = None) -> Query:
         toks: list[str] = []

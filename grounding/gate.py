@@ -101,6 +101,10 @@ class Gate:
         """Catalog spellings of a word (see `ClueIndex.correct`)."""
         return self.clues.correct(tok)
 
+    def slip_of(self, tok: str, min_ratio: float) -> str | None:
+        """The catalog word an unknown word is a slip of, if any (see `ClueIndex.slip_of`)."""
+        return self.clues.slip_of(tok, min_ratio)
+
     def match_fragments(self, raw_message: str, limit: int = 10) -> FragmentMatches:
         """Clue strings that fragments of the message refer to (see `ClueIndex.match_fragments`)."""
         return self.clues.match_fragments(raw_message, limit)

@@ -17,7 +17,8 @@ from typing import Any
 from contest.rules import ALLOWED_ATTRIBUTES
 from grounding.budget import NEGATABLE_PRICE_WORDS, budget_ceiling
 from grounding.gate import Proposal
-from grounding.words import (COLOR_RE, COLORS, FILLER, MATERIAL_RE, MATERIALS, NEGATION_RE, NEGATION_STOP, NOT_FACTS,
+from grounding.negation import negations
+from grounding.words import (COLOR_RE, COLORS, FILLER, MATERIAL_RE, MATERIALS, NEGATION_STOP, NOT_FACTS,
                              RETRACTION_RES,
                              STOP, tokens)
 
@@ -43,10 +44,10 @@ def negatable(word: str) -> bool:
 def read_facts(text: str) -> TextFacts:
     """Materials, colours, negations, the budget ceiling and the content words of `text`."""
     low = text.lower()
-    found = [m for m in NEGATION_RE.finditer(low) if negatable(m.group(1))]
-    found += [m for m in _retractions(low) if negatable(m.group(1))]
-    phrases = tuple(m.group(0) for m in found)
-    negated = tuple(sorted({m.group(1) for m in found}))
+    found = negations(low, negatable)
+    found += [(m.group(0), m.group(1)) for m in _retractions(low) if negatable(m.group(1))]
+    phrases = tuple(phrase for phrase, _ in found)
+    negated = tuple(sorted({word for _, word in found}))
     return TextFacts(
         keywords=tuple(t for t in tokens(low) if t not in FILLER and len(t) > 1 or t.isdigit()),
         materials=tuple(m for m in dict.fromkeys(MATERIAL_RE.findall(low)) if m not in negated),

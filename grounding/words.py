@@ -50,6 +50,22 @@ if then than such only just even maybe perhaps kind sort type stuff thing things
 anything nothing everything someone got go going let lets make made give tell show told say says
 """.split())
 STOP = FILLER | EXTRA_STOP
+# Words of conversation in a person's message, beyond the stop words: they say nothing about the product,
+# are never a typo of a catalog word ("sorry" is not "worry", "thats" not "hats") and never a query word.
+# With contractions as tokenised ("they're" -> "re"), written without the apostrophe ("theyre") and chat slang.
+CONVERSATION_WORDS = frozenset("""
+myself looking need needs want wants wanted after got get getting buy buying shopping find finding show
+have has having also really pretty little bit lot kind sort something anything thing things one ones
+would could should will might maybe please thanks thank hi hello hey do does did am is are was were be been
+so too very just only even still like love loves liked idea prefer preferably ideally great nice good fine
+okay ok yes no not sure mostly usually always often wear wearing wears use using used
+all know other others options option mine none sorry sry oops wait meant mean actually instead changed mind
+thx ty pls plz sup yo hmm lol oh super
+re ve ll didn wasn weren wouldn couldn shouldn haven hasn hadn
+ive youre youve youll theyre theyve thats whats doesnt didnt isnt arent wasnt werent wont wouldnt couldnt
+shouldnt cant havent hasnt shes hes
+yeah yep yup nope nah omg btw tbh idk imo gonna wanna gotta kinda sorta lemme gimme ur ya yall haha um uh
+""".split())
 
 
 def content_tokens(text: str) -> list[str]:

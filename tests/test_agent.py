@@ -118,7 +118,7 @@ def test_regex_fallback_reads_budget_negation_material_colour() -> None:
 
 
 @pytest.mark.parametrize("text, negated", [
-    ("it's a thin knit, not a heavy chunky one", ("heavy",)),
+    ("it's a thin knit, not a heavy chunky one", ("chunky", "heavy")),    # every modifier of "one"
     ("officially licensed, not a knockoff", ("knockoff",)),
     ("no heels and without any lace", ("heels", "lace")),
     ("not the red one", ("red",)),

@@ -2,22 +2,14 @@
 from __future__ import annotations
 
 from grounding.audience import AUDIENCE_WORDS
-from grounding.budget import BUDGET_WORDS, PRICE_CUES
 from grounding.budget import names_price
-from grounding.words import STOP, tokens
+from grounding.person_words import PEOPLE_STOP
+from grounding.words import tokens
 from starter.reading.understand import Reading
 
-# Words that say nothing about the product itself, on top of the stop words
-# (who it is for is read as an audience fact instead).
-PEOPLE_STOP = STOP | AUDIENCE_WORDS | BUDGET_WORDS | PRICE_CUES | frozenset("""
-myself looking need needs want wants wanted after got get getting buy buying shopping find finding show
-have has having also really pretty little bit lot kind sort something anything thing things one ones
-would could should will might maybe please thanks thank hi hello hey do does did am is are was were be been
-so too very just only even still like love loves liked idea prefer preferably ideally great nice good fine
-okay ok yes no not sure mostly usually always often wear wearing wears use using used
-all know other others options option mine none sorry sry oops wait meant mean actually instead changed mind
-thx ty pls plz sup yo hmm lol oh super
-""".split())
+__all__ = ["PEOPLE_STOP", "message_words", "query_words"]
+# Chat shorthand: "boots 4 my boy", "4 me" -- a "4" before a pronoun, article or wearer is "for", not a number.
+FOR_FOLLOWERS = frozenset("me my him her them us our ur your his the a an".split()) | AUDIENCE_WORDS
 
 
 def message_words(reading: Reading) -> list[str]:
@@ -25,9 +17,11 @@ def message_words(reading: Reading) -> list[str]:
     and without the numbers of a budget."""
     negated = set(reading.negated)
     budget_numbers = set(tokens(reading.text)) if names_price(reading.text) else set()
+    said = tokens(reading.text)
+    spelt_for = {k for k, w in enumerate(said[:-1]) if w == "4" and said[k + 1] in FOR_FOLLOWERS}
     words: list[str] = []
-    for w in list(tokens(reading.text)) + sorted(reading.extra_tokens):
-        if w in PEOPLE_STOP or w in negated or (len(w) < 2 and not w.isdigit()):
+    for k, w in enumerate(said + sorted(reading.extra_tokens)):
+        if w in PEOPLE_STOP or w in negated or (len(w) < 2 and not w.isdigit()) or k in spelt_for:
             continue
         if w in budget_numbers and w.replace(".", "", 1).isdigit():
             continue

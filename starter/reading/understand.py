@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
+from grounding.person_words import PEOPLE_STOP
 from grounding.words import FILLER, NO_PREFERENCE_WORDS, OVERRIDE_WORDS, tokens
 from starter.settings import GROUNDING, UnderstandingSettings
 from starter.reading.parse import Observation
@@ -89,11 +90,11 @@ class Understander:
         u.rejected_phrases = list(frags.rejected_phrases)
         corrected: set[str] = set()
         for tok in tokens(text):
-            if tok in FILLER or len(tok) < GROUNDING.fuzzy_min_len:
+            if tok in PEOPLE_STOP or len(tok) < GROUNDING.fuzzy_min_len:
                 continue
-            for form, sim in self.gate.correct(tok)[:1]:
-                if form != tok and sim >= self.cfg.correction_min_sim:
-                    corrected.add(form)
+            meant = self.gate.slip_of(tok, self.cfg.correction_min_sim)
+            if meant is not None:
+                corrected.add(meant)
         u.corrected_tokens = frozenset(corrected)
         facts = obs.facts
         negated, phrases = self._wished_negations(obs, u.clue_matches)

@@ -1,0 +1,59 @@
+"""How far a shopper's negation reaches.
+
+The word after a negation cue is rejected ("not leather", "no heels", "without any lace"), and a
+negation often reaches further than that one word:
+- coordinated words, each rejected: "no laces or zips", "not clingy or tight", "not a regular or loose cut";
+- the modifiers of "one" or "ones", all rejected: "not a heavy chunky one", "not one of those clear
+  plastic bubble ones";
+- past an intensifier or "one of those": "not super thick" rejects "thick", not "super";
+- a shade names its colour: "not dark brown" rejects "brown", which "dark" only qualifies.
+A noun after a modifier stays wanted: "not a party dress", "not full briefs", "not a tiny card holder"
+reject the modifier only (the shopper still wants a dress, briefs, a card holder).
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from grounding.words import COLORS
+
+_CUE = r"\b(?:no|not|without|avoid|except|never|hate|dislike|anything but|instead of|rather than)\s+"
+# Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those".
+_LEAD = r"(?:(?:any|too|an?|the|super|very|really|so|overly|those|these|one of (?:those|these|the))\s+)*"
+NEGATION_RE = re.compile(_CUE + _LEAD + r"([a-z][a-z]+)")
+# Up to three more modifiers before "one(s)", read from the end of the first rejected word.
+_MODIFIERS_OF_ONES = re.compile(r"((?:\s+[a-z][a-z]+){1,3})\s+ones?\b")
+# A coordinated word, read from the end of the last rejected one.
+_OR = re.compile(r"\s*,?\s+(?:or|nor)\s+" + _LEAD + r"([a-z][a-z]+)")
+SHADES = frozenset("dark light pale bright deep".split())
+_NEXT_WORD = re.compile(r"\s+([a-z][a-z]+)")
+
+
+def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str]]:
+    """(the phrase as said from its cue to the word, the rejected word) for every word a negation in the
+    lower-cased `low` rejects, in order; `negatable` tells a product word from conversation ("not sure")."""
+    out: list[tuple[str, str]] = []
+    for m in NEGATION_RE.finditer(low):
+        if not negatable(m.group(1)):
+            continue
+        start = m.start()
+        word, end = _colour_of_shade(low, m.group(1), m.end(1))
+        out.append((low[start:end], word))
+        ones = _MODIFIERS_OF_ONES.match(low, end)
+        if ones and all(negatable(w) for w in ones.group(1).split()):
+            for w in re.finditer(r"[a-z][a-z]+", ones.group(1)):
+                out.append((low[start:ones.start(1) + w.end()], w.group()))
+            end = ones.start(1) + len(ones.group(1))
+        while (more := _OR.match(low, end)) and negatable(more.group(1)):
+            word, end = _colour_of_shade(low, more.group(1), more.end(1))
+            out.append((low[start:end], word))
+    return out
+
+
+def _colour_of_shade(low: str, word: str, end: int) -> tuple[str, int]:
+    """"dark brown": the colour and where it ends, for a shade followed by a colour; else the word as read."""
+    if word in SHADES:
+        nxt = _NEXT_WORD.match(low, end)
+        if nxt and nxt.group(1) in COLORS and nxt.group(1) not in SHADES:
+            return nxt.group(1), nxt.end(1)
+    return word, end

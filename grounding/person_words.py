@@ -1,0 +1,14 @@
+"""The words of a person's message that say nothing about the product itself.
+
+Stop words, who it is for (read as an audience fact instead), budget and price words (read as a budget)
+and the words of conversation.  One list for the people path's query, the route's test of a message that
+says nothing, and the typo corrector, which never takes one of them for a slip of a catalog word
+("sorry" is not "worry", "hubby" not "cubby").
+"""
+from __future__ import annotations
+
+from grounding.audience import AUDIENCE_WORDS
+from grounding.budget import BUDGET_WORDS, PRICE_CUES
+from grounding.words import CONVERSATION_WORDS, STOP
+
+PEOPLE_STOP = STOP | AUDIENCE_WORDS | BUDGET_WORDS | PRICE_CUES | CONVERSATION_WORDS

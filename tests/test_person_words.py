@@ -1,0 +1,88 @@
+"""How a person's words are read: how far a negation reaches, which unknown words are typing slips, and
+the words of conversation and chat shorthand that say nothing about the product."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grounding import read_facts
+from grounding.audience import audiences_said
+from grounding.slips import plausible_slip
+from starter.agent import Agent
+from starter.people.words import message_words, query_words
+from starter.reading.understand import Reading
+from tests.conftest import SMALL_PRODUCTS, product
+
+
+@pytest.mark.parametrize("text,rejected", [
+    ("slip on, no laces or zips", {"laces", "zips"}),
+    ("not clingy or tight please", {"clingy", "tight"}),
+    ("not a regular or loose cut", {"regular", "loose"}),
+    ("not one of those clear plastic bubble ones", {"clear", "plastic", "bubble"}),
+    ("not a heavy chunky one", {"heavy", "chunky"}),
+    ("not super thick", {"thick"}),
+    ("not black or dark brown please", {"black", "brown"}),
+    # A noun after a modifier stays wanted: the shopper still wants a dress, briefs, a card holder.
+    ("not a party dress", {"party"}),
+    ("not full briefs", {"full"}),
+    ("not a tiny card holder, she needs room for cash", {"tiny"}),
+    ("no leather", {"leather"}),
+    ("not sure, no idea really", set()),
+])
+def test_a_negation_reaches_coordinated_words_and_the_modifiers_of_ones(text: str, rejected: set[str]) -> None:
+    assert set(read_facts(text).negated) == rejected
+
+
+@pytest.mark.parametrize("typed,meant,slip", [
+    ("jeens", "jeans", True), ("wieght", "weight", True), ("windbreker", "windbreaker", True),
+    ("jeanss", "jeans", True), ("umbrela", "umbrella", True),
+    ("hates", "hats", False), ("heard", "head", False), ("brain", "rain", False), ("dropped", "cropped", False),
+    ("supposed", "supported", False), ("sorry", "worry", False), ("casio", "occasio", False),
+])
+def test_a_slip_keeps_the_first_letter_and_is_one_edit_away(typed: str, meant: str, slip: bool) -> None:
+    assert plausible_slip(typed, meant) is slip
+
+
+def _reading(agent: Agent, sid: str, text: str) -> Reading:
+    agent.respond(sid, text, len(agent.sessions[sid].readings) + 1, 10)
+    return agent.sessions[sid].readings[-1]
+
+
+@pytest.fixture()
+def slang_catalog(tmp_path: Path) -> Path:
+    shelf = ["Clothing, Shoes & Jewelry", "Men", "Accessories", "Hats"]
+    extra = [product("X1", "Worry-free travel hats for men", ["Zones of comfort", "Cat print"], shelf, 40, 20.0),
+             product("X2", "Cubby organiser for jeans", ["Holds hats", "Re-usable"],
+                     ["Clothing, Shoes & Jewelry", "Men", "Clothing", "Jeans"], 30, 15.0)]
+    path = tmp_path / "catalog.jsonl"
+    path.write_text("\n".join(json.dumps(p) for p in SMALL_PRODUCTS + extra) + "\n", encoding="utf-8")
+    return path
+
+
+def test_words_of_conversation_are_neither_query_words_nor_corrected_into_catalog_words(slang_catalog: Path) -> None:
+    agent = Agent(str(slang_catalog))
+    agent.reset("s", {})
+    said = ["wait no sorry, they're for my hubby", "thats fine, cant say, kinda",
+            "boots 4 my boy, a 4 pack"]
+    readings = [_reading(agent, "s", text) for text in said]
+    words = query_words(readings)
+    assert not {"worry", "zones", "hats", "cat", "cubby", "re", "thats", "cant", "kinda"} & set(words)
+    assert words == ["boots", "4", "pack"]     # "4 my boy" is "for my boy"; "a 4 pack" is a number
+    assert message_words(readings[0]) == []
+
+
+def test_casual_and_apostrophe_less_wearers_are_audiences() -> None:
+    assert audiences_said("flowy swimwear for my boyfriends vacation")[0] == {"men"}
+    assert audiences_said("steve madden belt 4 hubby")[0] == {"men"}
+    assert audiences_said("a gift for my wifey, or my gf")[0] == {"women"}
+    assert audiences_said("something for the kiddos")[0] == {"boys", "girls"}
+    assert audiences_said("not for moms")[1] == {"women"}
+
+
+def test_a_typed_slip_adds_the_catalog_word_it_meant(slang_catalog: Path) -> None:
+    agent = Agent(str(slang_catalog))
+    agent.reset("s", {})
+    reading = _reading(agent, "s", "organiser for my jeens")
+    assert "jeans" in message_words(reading)

@@ -3,6 +3,7 @@ commit rules in seconds instead of replaying the agent.
 
     python -m scripts.people_replay record --sets confirm longtail_confirm --out /tmp/pools [--workers 2]
     python -m scripts.people_replay score --pools /tmp/pools [--weights FILE] [--insurance-turn N]
+    python -m scripts.people_replay turns --pools /tmp/pools [--weights FILE] [--turns 6]
 
 `record` plays each card of the named sets (`data/personas/<set>.jsonl`) for all ten turns with the agent,
 whatever it shows (the shopper's rules of PERSONAS.md; the people path asks "anything else?", so the
@@ -12,6 +13,13 @@ lists shown still count (an override of the whole wish makes earlier ones prove 
 turn, the list the agent showed.  `score` re-ranks each people turn with the given weights through the
 agent's own functions (`starter.people.ranking.ranked_pool`, `starter.template.commit.decide`) until the
 target is shown, giving each session's reward, turn and rank.
+
+`turns` measures the ranking itself, turn by turn, over every recorded people turn up to `--turns`
+(nothing shown counts against a candidate, so every turn of every card is measured the same way): how
+often the target is in the pool, first, in the first ten, its mean reciprocal rank and its mean log
+probability.  A session's score turns on the few turns where its target first reaches the top, so a
+50-card half moves by about 0.01 whenever weights are refitted; six turns a card are ten times the
+observations, and tell a change in how the words are read from the noise of a refit.
 
 With the agent's own weights and settings the replay is the agent (a test checks it card by card).  With
 other weights it is an approximation where the list shown changes what a later turn computes: the
@@ -114,6 +122,37 @@ def replay(index, session: Session, weights: np.ndarray, settings) -> tuple[floa
     return 0.0, None, None
 
 
+# The probability a target outside the pool is given in `turn_quality`'s mean log probability.
+MISSING_PROB = 1e-4
+
+
+def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, turns: int = 6) -> dict[str, float]:
+    """The ranking's quality over the people turns 1..`turns` of recorded sessions, nothing shown (see the
+    module's doc); a target outside the pool counts as never ranked, with probability `MISSING_PROB`."""
+    from starter.people.ranking import fixed_terms, ranked_pool
+    n = in_pool = first = ten = 0
+    reciprocal = log_p = 0.0
+    for session in sessions:
+        for turn in (t for t in session.turns[:turns] if t.pool is not None):
+            n += 1
+            where = np.flatnonzero(turn.pool.ids == session.target)
+            if not len(where):
+                log_p += float(np.log(MISSING_PROB))
+                continue
+            z = turn.pool.features @ weights + fixed_terms(index, turn.pool.ids, turn.facts, set(), settings.people)
+            p = np.exp(z - z.max())
+            order = [r.idx for r in ranked_pool(index, turn.pool, turn.facts, set(), settings.people, weights)]
+            rank = order.index(session.target) + 1          # as the agent orders ties
+            in_pool += 1
+            first += rank == 1
+            ten += rank <= TOP_K
+            reciprocal += 1.0 / rank
+            log_p += float(np.log(max(p[int(where[0])] / p.sum(), MISSING_PROB)))
+    m = max(1, n)
+    return {"turns": n, "in_pool": round(in_pool / m, 4), "first": round(first / m, 4), "top10": round(ten / m, 4),
+            "mrr": round(reciprocal / m, 4), "log_p": round(log_p / m, 4)}
+
+
 def summary(results: list[tuple[float, int | None, int | None]]) -> dict[str, float]:
     """TechnicalScore and its parts over replayed sessions (a miss counts turn 11)."""
     n = max(1, len(results))
@@ -138,13 +177,14 @@ def _record_set(job: tuple[str, Path]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.people_replay", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("command", choices=["record", "score"])
+    ap.add_argument("command", choices=["record", "score", "turns"])
     ap.add_argument("--sets", nargs="+", default=[], help="card sets under data/personas/ (record)")
     ap.add_argument("--out", type=Path, help="folder for the recorded pools (record)")
     ap.add_argument("--pools", type=Path, help="folder of recorded pools (score)")
     ap.add_argument("--weights", type=Path, help="a weights file (score; default: the agent's)")
     ap.add_argument("--insurance-turn", type=int, help="the people path's insurance turn (score)")
     ap.add_argument("--workers", type=int, default=1, help="sets recorded at once, one process each (record)")
+    ap.add_argument("--turns", type=int, default=6, help="people turns measured per card (turns)")
     args = ap.parse_args(argv)
     if args.command == "record":
         if not args.sets or args.out is None:
@@ -161,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line, file=sys.stderr)
         return 0
     if args.pools is None:
-        ap.error("score needs --pools")
+        ap.error(f"{args.command} needs --pools")
     return _score(args)
 
 
@@ -177,7 +217,10 @@ def _score(args: argparse.Namespace) -> int:
     weights = load_weights(args.weights or WEIGHTS_FILE)
     for path in sorted(args.pools.glob("*.pkl")):
         sessions = pickle.loads(path.read_bytes())
-        print(path.stem, summary([replay(agent.index, s, weights, settings) for s in sessions]))
+        if args.command == "turns":
+            print(path.stem, turn_quality(agent.index, sessions, weights, settings, args.turns))
+        else:
+            print(path.stem, summary([replay(agent.index, s, weights, settings) for s in sessions]))
     return 0
 
 

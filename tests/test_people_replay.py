@@ -52,3 +52,16 @@ def test_other_weights_change_the_replay(proxy_agent) -> None:
     assert mine != prior
     assert people_replay.summary(mine)["score"] > people_replay.summary(prior)["score"]
 
+
+
+def test_turn_quality_measures_every_people_turn_and_the_fitted_weights_beat_popularity(proxy_agent) -> None:
+    cards = [read_jsonl(people_replay.PERSONAS / f"{name}.jsonl")[k] for name, k in CARDS[:4]]
+    sessions = people_replay.record(proxy_agent, cards)
+    weights = load_weights()
+    got = people_replay.turn_quality(proxy_agent.index, sessions, weights, proxy_agent.settings, turns=3)
+    assert got["turns"] == sum(t.pool is not None for s in sessions for t in s.turns[:3]) > 0
+    assert 0.0 <= got["first"] <= got["top10"] <= got["in_pool"] <= 1.0 and got["log_p"] < 0.0
+    popularity = np.zeros_like(weights)
+    popularity[PRIOR_FEATURE] = weights[PRIOR_FEATURE]
+    worse = people_replay.turn_quality(proxy_agent.index, sessions, popularity, proxy_agent.settings, turns=3)
+    assert worse["mrr"] < got["mrr"] and worse["log_p"] < got["log_p"]

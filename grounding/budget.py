@@ -158,11 +158,12 @@ def budget_ceiling(message: str) -> float | None:
 
 
 # A price asked relative to what was shown: "cheaper", "those look pricey" / "pricier", "too cheap",
-# "I can spend more".
+# "I can spend more", "something nicer" ("a nightgown would be nicer", "for nicer dinners" say nothing of price).
 _RELATIVE_LOWER_RE = re.compile(r"\b(?:cheaper|less expensive|lower price|less pricey|too (?:pricey|pricy|expensive|"
                                 r"much)|(?:look|looks|seem|seems|are|is) (?:a bit |kinda |kind of |so |really )?"
                                 r"(?:pricey|pricy|expensive))\b", re.I)
-_RELATIVE_HIGHER_RE = re.compile(r"\b(?:pricier|more expensive|spend more|higher end|nicer|better quality|"
+_RELATIVE_HIGHER_RE = re.compile(r"\b(?:pricier|more expensive|spend more|higher end|(?:something|anything) nicer|"
+                                 r"better quality|"
                                  r"too cheap|(?:look|looks|seem|seems) (?:a bit |kinda |kind of |so |really )?cheap)"
                                  r"\b", re.I)
 

@@ -64,7 +64,9 @@ def test_a_corrected_word_stops_counting_for_the_earlier_message() -> None:
 
 @pytest.mark.parametrize("text,move", [("cheaper please", "lower"), ("those look pricey", "lower"),
                                        ("these look too cheap, I want something nicer", "higher"),
-                                       ("I can spend more", "higher"), ("black leather boots", None)])
+                                       ("I can spend more", "higher"), ("black leather boots", None),
+                                       ("actually a nightgown would be nicer", None),
+                                       ("he'd wear it to work and to nicer dinners", None)])
 def test_relative_price_moves(text: str, move: str | None) -> None:
     assert relative_price(text) == move
 

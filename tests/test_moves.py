@@ -15,7 +15,7 @@ from starter.people.facts import conversation_facts
 from starter.people.ranking import rank_people
 from starter.people.words import query_words
 from starter.reading.parse import parse_message
-from starter.reading.understand import Reading
+from starter.reading.understand import Reading, quoted_negations
 from starter.settings import SETTINGS
 from tests.test_people import people_catalog, rank  # noqa: F401 (people_catalog: a fixture)
 
@@ -211,6 +211,28 @@ def test_a_count_said_lifts_the_listings_that_state_it(proxy_agent) -> None:
 def test_a_preference_taken_back_is_negated(text: str, taken_back: str) -> None:
     reading = said(text)[0]
     assert taken_back in reading.negated and taken_back not in query_words([reading])
+
+
+@pytest.mark.parametrize("text,taken_back", [
+    ("a maxi... sorry no, a short one, above the knee", "maxi"),
+    ("white ones... no, sorry, tan", "white"),
+    ("actually scratch the beanie, a baseball cap would suit him better", "beanie"),
+])
+def test_a_preference_taken_back_survives_understanding(proxy_agent, text: str, taken_back: str) -> None:
+    """The agent's own reading (through the understander, which drops negations inside quoted catalog
+    values) keeps the word taken back, wherever it stands in the phrase that takes it back."""
+    sid = f"taken-back-{taken_back}"
+    proxy_agent.reset(sid, {})
+    proxy_agent.respond(sid, "looking for something for me", 1, 10)
+    proxy_agent.respond(sid, text, 2, 10)
+    reading = proxy_agent.sessions[sid].readings[-1]
+    proxy_agent.close_session(sid)
+    assert taken_back in reading.negated
+
+
+def test_a_negation_inside_a_quoted_value_is_a_claim() -> None:
+    kept = quoted_negations(("maxi", "rust"), ("maxi... sorry", "never rust"), [("Never Rust Finish", 1.0)], 0.5)
+    assert kept == (("maxi",), ("maxi... sorry",))
 
 
 @pytest.mark.parametrize("text,kept", [

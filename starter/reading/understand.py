@@ -167,5 +167,6 @@ def quoted_negations(negated: tuple[str, ...], phrases: tuple[str, ...], clue_ma
         return negated, phrases
     clue_text = " ".join(c.lower() for c, score in clue_matches if score >= min_score)
     kept_phrases = tuple(ph for ph in phrases if ph not in clue_text)
-    kept_words = {ph.split()[-1] for ph in kept_phrases}
+    # A negated word may stand anywhere in its phrase ("maxi... sorry" takes back its first word).
+    kept_words = {w for ph in kept_phrases for w in tokens(ph)}
     return tuple(sorted(w for w in negated if w in kept_words)), kept_phrases

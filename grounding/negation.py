@@ -57,3 +57,17 @@ def _colour_of_shade(low: str, word: str, end: int) -> tuple[str, int]:
         if nxt and nxt.group(1) in COLORS and nxt.group(1) not in SHADES:
             return nxt.group(1), nxt.end(1)
     return word, end
+
+
+# A product's own words for a part or a substance it lacks: "No Tag", "non-slip", "Tag-Free", "Nickel Free",
+# "without seams", "no visible seams" (one word between the cue and the word).
+_ABSENCE = r"(?:\b(?:no|non|without|zero|free of)[\s-]+(?:[a-z]+[\s-]+)?{w}(?:e?s)?\b|\b{w}(?:e?s)?[\s-]+free\b)"
+
+
+def states_present(low: str, word: str) -> bool:
+    """Whether a product's lower-cased text `low` says it has `word` other than as something it lacks
+    ("tag-free", "no seams" and "nickel free" do not state a tag, a seam or nickel): a shopper who rules a
+    word out agrees with a product that rules it out too."""
+    w = re.escape(word)
+    bare = re.sub(_ABSENCE.format(w=w), " ", low)
+    return re.search(rf"\b{w}\b", bare) is not None

@@ -101,6 +101,24 @@ def test_facts_reorder_the_candidates(people_catalog: Path) -> None:
     assert abs(sum(r.prob for r in ranked) - 1) < 1e-9
 
 
+CATS_HOOPS = ["Clothing, Shoes & Jewelry", "Women", "Jewelry", "Earrings", "Hoop"]
+
+
+@pytest.mark.parametrize("lacks", ["Nickel Free", "Nickel-free", "No nickel", "Made without nickel"])
+def test_a_product_that_says_it_lacks_a_word_ruled_out_agrees(tmp_path: Path, lacks: str) -> None:
+    """"no nickel" lowers the hoops plated with nickel, never those that say they have none (the same
+    hoops, fewer reviews, come first)."""
+    path = tmp_path / "catalog.jsonl"
+    rows = [product("H1", "Women's gold hoop earrings", ["Nickel plated brass", "Lightweight"], CATS_HOOPS, 900),
+            product("H2", "Women's gold hoop earrings", [f"{lacks} brass", "Lightweight"], CATS_HOOPS, 100)]
+    path.write_text("\n".join(json.dumps(p) for p in rows) + "\n", encoding="utf-8")
+    index = CatalogIndex(path, SETTINGS.index)
+    ranked, _ = rank(index, [read("gold hoop earrings for me, no nickel", negated=("nickel",))], set())
+    assert pids(index, ranked) == ["H2", "H1"]
+    ranked, _ = rank(index, [read("gold hoop earrings for me")], set())
+    assert pids(index, ranked) == ["H1", "H2"]
+
+
 def test_a_reworded_template_quotes_values_and_a_person_does_not(people_catalog: Path) -> None:
     agent = Agent(str(people_catalog))
     agent.reset("p", {})

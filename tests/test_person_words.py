@@ -9,6 +9,7 @@ import pytest
 
 from grounding import read_facts
 from grounding.audience import audiences_said
+from grounding.negation import states_present
 from grounding.slips import plausible_slip
 from starter.agent import Agent
 from starter.people.words import message_words, query_words
@@ -86,3 +87,13 @@ def test_a_typed_slip_adds_the_catalog_word_it_meant(slang_catalog: Path) -> Non
     agent.reset("s", {})
     reading = _reading(agent, "s", "organiser for my jeens")
     assert "jeans" in message_words(reading)
+
+
+@pytest.mark.parametrize("text,word,present", [
+    ("soft tag-free underwear", "tag", False), ("no tags, printed label", "tag", False),
+    ("tag at the back", "tag", True), ("nickel free hoops", "nickel", False),
+    ("no visible seams", "seams", False), ("slip on, non-slip sole", "slip", True),
+    ("removable straps", "straps", True), ("no show socks with lace", "lace", True),
+])
+def test_a_product_lacking_a_word_does_not_state_it(text: str, word: str, present: bool) -> None:
+    assert states_present(text, word) is present

@@ -18,6 +18,7 @@ import numpy as np
 
 from grounding.counts import count_agreement
 from grounding.topk import best_first
+from grounding.negation import states_present
 from grounding.words import COLORS, tokens
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import Facts, budget_misfit
@@ -122,7 +123,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if facts.audiences or facts.not_for:
         x[:, COLUMN["audience"]] = [_audience_agreement(p.audience, facts) for p in rows]
     if facts.negated:
-        x[:, COLUMN["negated"]] = [1.0 if index.holds_any(i, facts.negated) else 0.0 for i in id_list]
+        x[:, COLUMN["negated"]] = [_holds_ruled_out(index, i, facts.negated) for i in id_list]
     if facts.budget is not None:
         budget = _budget_columns(rows, facts, cfg)
         for k, name in enumerate(("over_budget", "under_budget", "price_wish")):     # `budget_misfit`'s order
@@ -156,6 +157,16 @@ def _audience_agreement(audience: frozenset[str], facts: Facts) -> float:
     if facts.audiences:
         return 1.0 if audience & facts.audiences else -1.0
     return 0.0
+
+
+def _holds_ruled_out(index: CatalogIndex, i: int, words: frozenset[str]) -> float:
+    """1 when a product states one of the words the shopper ruled out, 0 when it holds none or only says
+    it lacks them ("No Tag", "Nickel Free" agree with "no tag", "no nickel": `states_present`)."""
+    if not index.holds_any(i, words):
+        return 0.0
+    p = index.products[i]
+    low = (p.title + " " + " ".join(p.constraints)).lower()
+    return 1.0 if any(states_present(low, w) for w in words) else 0.0
 
 
 def _relative(scores: np.ndarray) -> np.ndarray:

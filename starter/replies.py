@@ -46,15 +46,24 @@ PEOPLE_QUESTIONS: tuple[str, ...] = (
 )
 
 
-def people_message(count: int, ask: str | None, asked_before: int, before: str = "") -> str:
+# Before the shopper has said anything about the product, the list is the catalog's most popular.
+OPENING_QUESTION = "What are you looking for today?"
+
+
+def people_message(count: int, ask: str | None, asked_before: int, before: str = "", described: bool = True) -> str:
     """The text for a person: `before` (a reply to small talk or to their question), what is shown, and
-    a question that varies from turn to turn."""
-    lead = _lead(count, "This looks closest to what you describe.",
-                 "Here are {count} that fit what you describe, best first.")
+    a question that varies from turn to turn; while nothing is `described`, what is shown is called popular
+    and the question asks what they look for."""
+    if described:
+        lead = _lead(count, "This looks closest to what you describe.",
+                     "Here are {count} that fit what you describe, best first.")
+    else:
+        lead = _lead(count, "Here is a popular pick to start with.", "Here are {count} popular picks to start with.")
     text = f"{before} {lead}".strip()
     if ask is None:
         return text
-    return f"{text} {PEOPLE_QUESTIONS[asked_before % len(PEOPLE_QUESTIONS)]}"
+    question = PEOPLE_QUESTIONS[asked_before % len(PEOPLE_QUESTIONS)] if described else OPENING_QUESTION
+    return f"{text} {question}"
 
 
 _GREETINGS = frozenset("hi hello hey hiya sup yo howdy morning evening".split())

@@ -101,6 +101,19 @@ def test_facts_reorder_the_candidates(people_catalog: Path) -> None:
     assert abs(sum(r.prob for r in ranked) - 1) < 1e-9
 
 
+def test_small_talk_before_any_description_shows_popular_picks_and_asks(people_catalog: Path) -> None:
+    """"hello" gets a friendly word, a valid list (called popular, not a match to a description) and the
+    question of what they look for; once they describe it, the list is what fits."""
+    agent = Agent(str(people_catalog))
+    agent.reset("s", {})
+    first = agent.respond("s", "hello", 1, 10)
+    assert first["recommendations"] and first["ask_attribute"] == "other"
+    assert first["message"].startswith("Hi!") and "popular" in first["message"]
+    assert "looking for" in first["message"] and "describe" not in first["message"]
+    second = agent.respond("s", "black leather boots for my husband", 2, 10)
+    assert "describe" in second["message"] and "popular" not in second["message"]
+
+
 CATS_HOOPS = ["Clothing, Shoes & Jewelry", "Women", "Jewelry", "Earrings", "Hoop"]
 
 

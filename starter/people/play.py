@@ -63,7 +63,9 @@ class PeoplePath:
         ask = "other" if turn_no < MAX_TURNS else None
         recs = views.recommendations(self.index, ranked, count)
         before = self._answer_first(reading, [r.idx for r in ranked[:count]])
-        response = {"message": people_message(len(recs), ask, len(state.asked), before), "ask_attribute": ask,
+        described = "popularity_floor" not in funnel             # some word of the conversation matched
+        response = {"message": people_message(len(recs), ask, len(state.asked), before, described),
+                    "ask_attribute": ask,
                     "recommendations": recs, "usage": dict(usage)}
         apply(state, ResponseSent(tuple(r.idx for r in ranked[:count]), ask, response))
         accepted, rejected = views.understanding_rows(understanding)

@@ -66,6 +66,24 @@ _PRICE_MENTION_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:unde
                                r"less than|more than|up to|at most|max|budget|between)\s*\$?\d", re.I)
 
 
+# A number with a unit of measure, a size or a count of things is no amount of money: "under 2 pounds" (a
+# US catalog: weight), "up to about 65 degrees", "9 and a half inches", "3 by 4 inches", "from 7 up to 10
+# inches", "up to 5XL", "around 8 cards", "women's 5 to 8", "US 8-10".
+_QUANTITY = r"\d+(?:\.\d+)?(?:\s+and\s+a\s+half|\s*-?\s*1/2)?"
+_UNITS = (r"pounds?|lbs?|oz|ounces?|kgs?|kilos?|kilograms?|grams?|inch(?:es)?|ft|feet|foot|cm|mm|"
+          r"(?:milli|centi)?met(?:er|re)s?|degrees?|percent|years?|yrs?|months?|weeks?|days?|hours?|hrs?|miles?|"
+          r"mph|lit(?:er|re)s?|ml|x{0,4}l|x{1,4}s|x|t|cards?|pockets?|slots?|compartments?|colou?rs?|pieces?|pcs|"
+          r"pairs?|packs?|sets?|kids?|items?")
+_MEASURE_RE = re.compile(r"\b" + _QUANTITY + r"(?:\s*(?:x|by|-|–|to|up to|and|or)\s*" + _QUANTITY + r")*\s*-?\s*(?:"
+                         + _UNITS + r")\b(?!\s*\d)|\d+\s*(?:°|%)|\b(?:sizes?|us|uk|eu|women'?s|men'?s|kids'?)\s+\d+(?:\.\d+)?"
+                         r"(?:\s*(?:-|–|to|or)\s*\d+(?:\.\d+)?)?(?![\d.]|\s*(?:\$|dollars?|bucks|usd)\b)", re.I)
+
+
+def without_measures(text: str) -> str:
+    """`text` less its quantities with a unit of measure (`_MEASURE_RE`), which no price reader may take."""
+    return _MEASURE_RE.sub(" ", text)
+
+
 def spelled_out(text: str) -> str:
     """`text` with round amounts spelled in words after a price keyword ("around a hundred", "under
     fifty") or before a currency word, "ish" or "or so" ("fifty bucks"), as digits."""
@@ -84,7 +102,7 @@ def _rough(text: str) -> float | None:
 def names_price(text: str) -> bool:
     """Does the message name a price with a number (see `_PRICE_MENTION_RE`, and the everyday
     approximations of `_ROUGH_RE`)?"""
-    text = spelled_out(text)
+    text = spelled_out(without_measures(text))
     return _PRICE_MENTION_RE.search(text) is not None or _rough(text) is not None
 
 
@@ -123,7 +141,7 @@ def parse_budget(text: str) -> Budget | None:
     `cheap` / `not too pricey` -> qualitative "low"; `premium` -> "high"; else None."""
     if not isinstance(text, str) or not text.strip():
         return None
-    low = spelled_out(text.lower())
+    low = spelled_out(without_measures(text.lower()))
     m = _RANGE_RE.search(low)
     if m and ("between" in m.group(0) or "-" in m.group(0) or "–" in m.group(0) or "$" in m.group(0)
               or " to " in m.group(0)):
@@ -152,6 +170,7 @@ def parse_budget(text: str) -> Budget | None:
 
 def budget_ceiling(message: str) -> float | None:
     """The highest price the (lower-cased) message names after a price keyword or `$`, else None."""
+    message = without_measures(message)
     floors = {float(m.group(1)) for m in _MIN_RE.finditer(message)}     # "over $50" is a minimum, not a cap
     found = [x for a, b in _MENTION_RE.findall(message) if (a or b) and (x := float(a or b)) not in floors]
     return max(found) if found else None

@@ -16,8 +16,9 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
 _N = r"(\d{1,3}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
 _UNIT = r"(?:packs?|pk|pairs|pair|pcs|count|ct|sets?)"
 # "3 pack", "3-pack", "three pairs", "10pcs", "2 in the pack", "5 in a set"
+# "two lockets in one pack" (up to two words between the count and "in"): a count of what comes in it.
 _BEFORE_RE = re.compile(r"\b" + _N + r"(?:\s*-\s*|\s*)" + _UNIT + r"\b|\b" + _N
-                        + r"\s+in\s+(?:a|the|one|each)\s+(?:pack|set|box|bundle)\b", re.I)
+                        + r"(?:\s+[a-z]+){0,2}?\s+in\s+(?:a|the|one|each)\s+(?:pack|set|box|bundle)\b", re.I)
 # "pack of 3", "set of three", "bundle of 2"
 _AFTER_RE = re.compile(r"\b(?:multi-?\s?)?(?:pack|set|bundle|box|pair)s?\s+of\s+" + _N + r"\b", re.I)
 MAX_COUNT = 100     # hand-set bound: "250 pcs" of beads is a count, "1000 pack" is a typo or an id
@@ -37,12 +38,14 @@ def count_of(text: str) -> int | None:
 
 def by_patterns(text: str) -> int | None:
     """`count_of` without the quick test for a unit word (what the test is checked against)."""
-    found: list[tuple[int, int]] = []
+    spans: list[tuple[int, int, int]] = []
     for rx in (_BEFORE_RE, _AFTER_RE):
         for m in rx.finditer(text):
             word = next(g for g in m.groups() if g)
-            found.append((m.start(), _value(word)))
-    found = [(at, n) for at, n in found if 0 < n <= MAX_COUNT]
+            spans.append((m.start(), m.end(), _value(word)))
+    # A match inside another says less than it: "one pack" within "two lockets in one pack".
+    found = [(a, n) for a, b, n in spans if 0 < n <= MAX_COUNT
+             and not any(a2 <= a and b <= b2 and (a2, b2) != (a, b) for a2, b2, _ in spans)]
     return max(found)[1] if found else None
 
 

@@ -34,9 +34,22 @@ def test_everyday_budget_wording_is_a_budget(text: str, budget: Budget) -> None:
 
 
 @pytest.mark.parametrize("text", ["I like 2 pairs", "size 8ish", "a hundred pairs", "I like 30 pockets",
-                                  "one hundred percent cotton"])
-def test_counts_and_sizes_are_not_budgets(text: str) -> None:
-    assert not names_price(text)
+                                  "one hundred percent cotton", "It's light, under 2 pounds.",
+                                  "rated from below freezing up to about 65 degrees", "About 7 inches long.",
+                                  "Medium, around 9 and a half inches wide.", "about 3 by 4 inches",
+                                  "they go from about 7 up to 10 inches", "Sizes go up to 5XL.", "up to 3X",
+                                  "do any of these hold around 8 cards?", "Women's 5 to 8.", "Medium, I'm a US 8-10.",
+                                  "works on bands up to 30 mm wide", "22 x 22"])
+def test_counts_sizes_and_measures_are_not_budgets(text: str) -> None:
+    assert not names_price(text) and parse_budget(text) is None
+
+
+@pytest.mark.parametrize("text,budget", [
+    ("under 2 lbs and under $40", Budget(max_price=40.0)), ("size 10, under 80 dollars", Budget(max_price=80.0)),
+    ("womens 40 dollars max", Budget(around=40.0)), ("Around 60 to 70 dollars.", Budget(min_price=60.0, max_price=70.0)),
+])
+def test_a_price_beside_a_measure_is_still_read(text: str, budget: Budget) -> None:
+    assert names_price(text) and parse_budget(text) == budget
 
 
 def test_who_it_is_not_for() -> None:
@@ -157,6 +170,7 @@ def test_the_noun_a_shopper_uses_decides_the_kind_of_product(proxy_agent, messag
     ("It's two pairs for one price.", 2), ("Pack of 3", 3), ("3-Pack", 3), ("10 Pairs", 10), ("12pcs", 12),
     ("I thought I wanted one pair, but a two-pack would be even better.", 2),
     ("I was thinking just one, but I'd rather a multipack of six.", 6),
+    ("Two lockets in one pack.", 2), ("3 socks in a pack", 3),
 ])
 def test_a_pack_count_is_read_from_a_message_and_a_title(text: str, count: int) -> None:
     assert count_of(text) == count

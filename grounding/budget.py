@@ -73,10 +73,11 @@ _QUANTITY = r"\d+(?:\.\d+)?(?:\s+and\s+a\s+half|\s*-?\s*1/2)?"
 _UNITS = (r"pounds?|lbs?|oz|ounces?|kgs?|kilos?|kilograms?|grams?|inch(?:es)?|ft|feet|foot|cm|mm|"
           r"(?:milli|centi)?met(?:er|re)s?|degrees?|percent|years?|yrs?|months?|weeks?|days?|hours?|hrs?|miles?|"
           r"mph|lit(?:er|re)s?|ml|x{0,4}l|x{1,4}s|x|t|cards?|pockets?|slots?|compartments?|colou?rs?|pieces?|pcs|"
-          r"pairs?|packs?|sets?|kids?|items?")
+          r"pairs?|packs?|sets?|kids?|items?|in(?=\s+(?:long|wide|tall|high|across|thick|deep|length|inseam)\b)")
+_SIZE_NUMBER = (r"\b(?:sizes?|us|uk|eu|women'?s|men'?s|kids'?)\s+\d+(?:\.\d+)?(?:\s*(?:-|–|to|or)\s*\d+(?:\.\d+)?)?"
+                r"(?![\d.]|\s*(?:\$|dollars?|bucks|usd)\b)")
 _MEASURE_RE = re.compile(r"\b" + _QUANTITY + r"(?:\s*(?:x|by|-|–|to|up to|and|or)\s*" + _QUANTITY + r")*\s*-?\s*(?:"
-                         + _UNITS + r")\b(?!\s*\d)|\d+\s*(?:°|%)|\b(?:sizes?|us|uk|eu|women'?s|men'?s|kids'?)\s+\d+(?:\.\d+)?"
-                         r"(?:\s*(?:-|–|to|or)\s*\d+(?:\.\d+)?)?(?![\d.]|\s*(?:\$|dollars?|bucks|usd)\b)", re.I)
+                         + _UNITS + r")\b(?!\s*\d)|\d+\s*(?:°|%|\")|" + _SIZE_NUMBER, re.I)
 
 
 def without_measures(text: str) -> str:

@@ -39,7 +39,8 @@ def test_everyday_budget_wording_is_a_budget(text: str, budget: Budget) -> None:
                                   "Medium, around 9 and a half inches wide.", "about 3 by 4 inches",
                                   "they go from about 7 up to 10 inches", "Sizes go up to 5XL.", "up to 3X",
                                   "do any of these hold around 8 cards?", "Women's 5 to 8.", "Medium, I'm a US 8-10.",
-                                  "works on bands up to 30 mm wide", "22 x 22"])
+                                  "works on bands up to 30 mm wide", "22 x 22", "about 57 in long",
+                                  'about 30" inseam'])
 def test_counts_sizes_and_measures_are_not_budgets(text: str) -> None:
     assert not names_price(text) and parse_budget(text) is None
 

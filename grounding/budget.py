@@ -115,6 +115,7 @@ class Budget:
     min_price: float | None = None
     around: float | None = None
     qualitative: str | None = None   # "low" | "high" | None
+    firm: bool = False               # bounds with no slack: "cheaper" than what was shown means cheaper
 
     @property
     def has_number(self) -> bool:

@@ -11,7 +11,7 @@ from grounding.budget import Budget, names_price, parse_budget, relative_price
 from grounding.counts import count_agreement, count_of
 from starter.index.catalog import CatalogIndex
 from starter.people.features import FEATURES
-from starter.people.facts import conversation_facts
+from starter.people.facts import budget_misfit, conversation_facts
 from starter.people.ranking import rank_people
 from starter.people.words import query_words
 from starter.reading.parse import parse_message
@@ -87,15 +87,26 @@ def test_relative_price_moves(text: str, move: str | None) -> None:
 
 def test_a_relative_price_move_reads_against_what_was_shown() -> None:
     readings = said("black boots for my husband", "those look pricey")
-    assert conversation_facts(readings, None, [[79.0, 120.0]]).budget == Budget(max_price=79.0)
+    assert conversation_facts(readings, None, [[79.0, 120.0]]).budget == Budget(max_price=79.0, firm=True)
     readings = said("black boots for my husband", "these look too cheap")
-    assert conversation_facts(readings, None, [[79.0, 45.0]]).budget == Budget(min_price=79.0)
+    assert conversation_facts(readings, None, [[79.0, 45.0]]).budget == Budget(min_price=79.0, firm=True)
+    # relative to a number said before too: "under 60" ... shown 79 ... "anything cheaper?"
+    readings = said("black boots for my husband, under 60", "anything cheaper?")
+    assert conversation_facts(readings, None, [[79.0]]).budget == Budget(max_price=60.0, firm=True)
     # a number said wins over the relative move
     readings = said("black boots for my husband", "cheaper please, under 50")
     assert conversation_facts(readings, None, [[79.0]]).budget == Budget(max_price=50.0)
     # a vague wish does not erase a number said before
     readings = said("black boots under 80 dollars", "nothing too pricey")
     assert conversation_facts(readings).budget == Budget(max_price=80.0)
+
+
+def test_cheaper_than_shown_has_no_slack() -> None:
+    """"Cheaper" than a $50 item rules out a $54 one (a stated "under 50" lets it by within the slack)."""
+    people = SETTINGS.people
+    assert budget_misfit(54.0, Budget(max_price=50.0), people)[0] == 0.0
+    assert budget_misfit(54.0, Budget(max_price=50.0, firm=True), people)[0] > 0.0
+    assert budget_misfit(49.0, Budget(max_price=50.0, firm=True), people) == (0.0, 0.0, 0.0)
 
 
 def test_not_for_women_lowers_womens_items(people_catalog: Path) -> None:
@@ -121,8 +132,8 @@ STEERING = Path(__file__).resolve().parents[1] / "demo" / "conversations" / "ste
 
 def test_the_steering_conversation_behaves_as_a_shopper_expects(proxy_agent) -> None:
     """The six turns of demo/conversations/steering.txt on the proxy catalog: men's black sneakers first,
-    each correction in what was understood, a product not re-shown after "not that one", and no women's
-    item first after "not for women"."""
+    each correction in what was understood, a product not re-shown after "not that one", nothing dearer
+    first after "anything cheaper?", and no women's item first after "not for women"."""
     agent, lines = proxy_agent, STEERING.read_text(encoding="utf-8").splitlines()
     agent.reset("steer", {})
     firsts = []
@@ -137,6 +148,8 @@ def test_the_steering_conversation_behaves_as_a_shopper_expects(proxy_agent) -> 
             assert "black → white" in understood and "black" not in understood
         if turn == 4:
             assert p.pid != firsts[2].pid                       # "not that one"
+        if turn >= 5:                                          # "anything cheaper?": none dearer after it
+            assert p.price is not None and p.price <= firsts[3].price
         if turn == 6:
             assert "not for women" in understood and "women" not in p.audience
     assert len(firsts) == 6

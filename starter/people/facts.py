@@ -92,7 +92,12 @@ def _budget_said(text: str, shown: list[float], budget: Budget | None) -> Budget
     move = relative_price(text)
     prices = [p for p in shown if p]
     if move and prices:
-        return Budget(max_price=min(prices)) if move == "lower" else Budget(min_price=max(prices))
+        # Relative to what was shown and to any number said before ("under 80" ... "anything cheaper?").
+        if move == "lower":
+            cap = min(prices + ([budget.max_price] if budget is not None and budget.max_price is not None else []))
+            return Budget(max_price=cap, firm=True)
+        floor = max(prices + ([budget.min_price] if budget is not None and budget.min_price is not None else []))
+        return Budget(min_price=floor, firm=True)
     if move == "higher":
         return Budget(qualitative="high")
     return got if got is not None and (budget is None or not budget.has_number) else budget
@@ -105,7 +110,7 @@ def budget_misfit(price: float | None, budget: Budget | None, cfg: PeopleSetting
     dearer than `typical` for "not too pricey", cheaper than it for "premium")."""
     if budget is None or price is None or price <= 0:
         return 0.0, 0.0, 0.0
-    slack = cfg.people_budget_slack
+    slack = 0.0 if budget.firm else cfg.people_budget_slack
     over = under = 0.0
     if budget.max_price is not None and price > budget.max_price * (1 + slack):
         over = math.log(price / (budget.max_price * (1 + slack)))
@@ -162,9 +167,9 @@ def _budget_label(b: Budget | None) -> str | None:
     if b.max_price is not None and b.min_price is not None:
         return f"${b.min_price:g}-${b.max_price:g}"
     if b.max_price is not None:
-        return f"under ${b.max_price:g}"
+        return f"cheaper than ${b.max_price:g}" if b.firm else f"under ${b.max_price:g}"
     if b.min_price is not None:
-        return f"over ${b.min_price:g}"
+        return f"dearer than ${b.min_price:g}" if b.firm else f"over ${b.min_price:g}"
     if b.around is not None:
         return f"around ${b.around:g}"
     if b.qualitative:

@@ -27,6 +27,10 @@ _MODIFIERS_OF_ONES = re.compile(r"((?:\s+[a-z][a-z]+){1,3})\s+ones?\b")
 _OR = re.compile(r"\s*,?\s+(?:or|nor)\s+" + _LEAD + r"([a-z][a-z]+)")
 SHADES = frozenset("dark light pale bright deep".split())
 _NEXT_WORD = re.compile(r"\s+([a-z][a-z]+)")
+# "no water gets in", "no lines show": a negated noun doing something describes what the product does (it
+# keeps water out), not a part the shopper rejects.
+_BENEFIT_VERB = re.compile(r"\s+(?:gets?|comes?|shows?|showing|leaks?|sticks?|digs?|rubs?|slips?|slides?|falls?|"
+                           r"goes|peeks?|pokes?|seeps?|escapes?|rides?|bunch(?:es)?|pinch(?:es)?|itch(?:es)?)\b")
 
 
 def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str]]:
@@ -34,7 +38,7 @@ def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str
     lower-cased `low` rejects, in order; `negatable` tells a product word from conversation ("not sure")."""
     out: list[tuple[str, str]] = []
     for m in NEGATION_RE.finditer(low):
-        if not negatable(m.group(1)):
+        if not negatable(m.group(1)) or _BENEFIT_VERB.match(low, m.end(1)):
             continue
         start = m.start()
         word, end = _colour_of_shade(low, m.group(1), m.end(1))
@@ -59,9 +63,9 @@ def _colour_of_shade(low: str, word: str, end: int) -> tuple[str, int]:
     return word, end
 
 
-# A product's own words for a part or a substance it lacks: "No Tag", "non-slip", "Tag-Free", "Nickel Free",
-# "without seams", "no visible seams" (one word between the cue and the word).
-_ABSENCE = r"(?:\b(?:no|non|without|zero|free of)[\s-]+(?:[a-z]+[\s-]+)?{w}(?:e?s)?\b|\b{w}(?:e?s)?[\s-]+free\b)"
+# A product's own words for a part or a substance it lacks: "No Tag", "non-slip", "not see-through", "Tag-Free",
+# "Nickel Free", "without seams", "no visible seams" (one word between the cue and the word).
+_ABSENCE = r"(?:\b(?:no|non|not|without|zero|free of)[\s-]+(?:[a-z]+[\s-]+)?{w}(?:e?s)?\b|\b{w}(?:e?s)?[\s-]+free\b)"
 
 
 def states_present(low: str, word: str) -> bool:

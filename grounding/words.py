@@ -114,8 +114,8 @@ NEGATION_RE = re.compile(r"\b(?:no|not|without|avoid|except|never|hate|dislike|a
 # short one", "white ones... no, tan").  "I was thinking X" takes X back only when the clause turns
 # ("but", "actually", "instead", "changed"): "I was thinking blue would be nice" keeps blue.
 RETRACTION_RES = (
-    re.compile(r"\b(?:scratch|never ?mind|forget(?: about)?|changed (?:my|his|her|their) minds? (?:on|about))\s+"
-               r"(?:(?:the|an?|that|those)\s+)?([a-z][a-z]+)"),
+    re.compile(r"\b(?:scratch\s+(?:the|an?|that|those)|(?:never ?mind|forget(?: about)?|changed (?:my|his|her|their) "
+               r"minds? (?:on|about))(?:\s+(?:the|an?|that|those))?)\s+([a-z][a-z]+)"),
     re.compile(r"\b(?:i|we|he|she) (?:was|were) (?:thinking|going to get|going for|going with|after)\s+"
                r"(?:(?:of|about|an?|the|some)\s+)*([a-z][a-z]+)(?=[^.!?]*\b(?:but|actually|instead|changed|rather)\b)"),
     re.compile(r"\b([a-z][a-z]+)(?:\s+ones?)?\s*(?:\.\.\.|…)\s*(?:oh\s+|um+\s+|uh+\s+)?"

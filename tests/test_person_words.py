@@ -31,6 +31,12 @@ from tests.conftest import SMALL_PRODUCTS, product
     ("not a tiny card holder, she needs room for cash", {"tiny"}),
     ("no leather", {"leather"}),
     ("not sure, no idea really", set()),
+    # What the product does, not a part rejected; a product phrase, not a retraction.
+    ("The seams are sealed so no water gets in.", set()),
+    ("Smooth so no lines show.", set()),
+    ("no tag to scratch", {"tag"}),
+    ("The lenses are scratch resistant.", set()),
+    ("actually scratch the beanie, a cap", {"beanie"}),
 ])
 def test_a_negation_reaches_coordinated_words_and_the_modifiers_of_ones(text: str, rejected: set[str]) -> None:
     assert set(read_facts(text).negated) == rejected
@@ -94,6 +100,7 @@ def test_a_typed_slip_adds_the_catalog_word_it_meant(slang_catalog: Path) -> Non
     ("tag at the back", "tag", True), ("nickel free hoops", "nickel", False),
     ("no visible seams", "seams", False), ("slip on, non-slip sole", "slip", True),
     ("removable straps", "straps", True), ("no show socks with lace", "lace", True),
+    ("soft and not see-through", "see", False),
 ])
 def test_a_product_lacking_a_word_does_not_state_it(text: str, word: str, present: bool) -> None:
     assert states_present(text, word) is present

@@ -31,8 +31,10 @@ for _w, _group in [(w, g) for w, g in SHOPPER_WORDS.items() if not w.endswith("s
     SHOPPER_WORDS.setdefault(_w + "s", _group)
 for _w in ("kids", "kid", "kiddo", "kiddos", "children", "child", "youth", "teen", "teens", "teenager"):
     SHOPPER_WORDS[_w] = frozenset({"boys", "girls"})
-for _w in ("unisex", "couple", "couples"):
+for _w in ("unisex", "couples"):
     SHOPPER_WORDS[_w] = frozenset({"men", "women"})
+# "for a couple" names two wearers; "a couple of photos", "a couple millimeters" a number.
+_FOR_A_COUPLE_RE = re.compile(r"\bfor\s+(?:a|the|my|our)?\s*couple\b(?!\s+of)", re.I)
 
 # The catalog's words in a title or a category path.
 _CATALOG_WORDS: dict[str, frozenset[str]] = {
@@ -44,12 +46,12 @@ _CATALOG_WORDS: dict[str, frozenset[str]] = {
     "kids": frozenset({"boys", "girls"}), "youth": frozenset({"boys", "girls"}),
     "unisex": frozenset({"men", "women"}),
 }
-AUDIENCE_WORDS = frozenset(SHOPPER_WORDS)
+AUDIENCE_WORDS = frozenset(SHOPPER_WORDS) | {"couple"}        # words of who it is for, none of them a product word
 
 
 def shopper_audiences(text: str) -> frozenset[str]:
     """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls)."""
-    out: set[str] = set()
+    out: set[str] = {"men", "women"} if _FOR_A_COUPLE_RE.search(text) else set()
     for tok in tokens(text):
         out |= SHOPPER_WORDS.get(tok, frozenset())
     return frozenset(out)

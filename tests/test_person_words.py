@@ -80,6 +80,17 @@ def test_words_of_conversation_are_neither_query_words_nor_corrected_into_catalo
     assert message_words(readings[0]) == []
 
 
+@pytest.mark.parametrize("text,audiences", [
+    ("The band tapers a couple millimeters toward the buckle.", set()),
+    ("There's space for a couple of photos inside", set()),
+    ("a couple of heart lockets for a guy", {"men"}),
+    ("matching rings for a couple", {"men", "women"}),
+    ("a couples costume", {"men", "women"}),
+])
+def test_a_couple_of_things_names_nobody(text: str, audiences: set[str]) -> None:
+    assert audiences_said(text)[0] == audiences
+
+
 def test_casual_and_apostrophe_less_wearers_are_audiences() -> None:
     assert audiences_said("flowy swimwear for my boyfriends vacation")[0] == {"men"}
     assert audiences_said("steve madden belt 4 hubby")[0] == {"men"}

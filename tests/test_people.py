@@ -114,6 +114,23 @@ def test_small_talk_before_any_description_shows_popular_picks_and_asks(people_c
     assert "describe" in second["message"] and "popular" not in second["message"]
 
 
+CATS_TOTES = ["Clothing, Shoes & Jewelry", "Women", "Handbags & Wallets", "Totes"]
+
+
+def test_a_question_back_is_answered_from_what_the_products_state(tmp_path: Path) -> None:
+    """"any with pockets?": a tote that says it has none does not count as one that has them."""
+    path = tmp_path / "catalog.jsonl"
+    rows = [product("B1", "Women's canvas tote bag", ["Open top, no pockets", "Canvas"], CATS_TOTES, 900),
+            product("B2", "Women's leather tote bag", ["Zip pockets inside", "Leather"], CATS_TOTES, 100)]
+    path.write_text("\n".join(json.dumps(p) for p in rows) + "\n", encoding="utf-8")
+    agent = Agent(str(path))
+    agent.reset("q", {})
+    agent.respond("q", "a canvas tote bag for me", 1, 10)
+    reply = agent.respond("q", "do you have any with pockets?", 2, 10)
+    assert [r["parent_asin"] for r in reply["recommendations"]] == ["B1"]    # the canvas one, as said
+    assert reply["message"].startswith("None of these mention pockets")
+
+
 CATS_HOOPS = ["Clothing, Shoes & Jewelry", "Women", "Jewelry", "Earrings", "Hoop"]
 
 

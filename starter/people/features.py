@@ -123,7 +123,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if facts.audiences or facts.not_for:
         x[:, COLUMN["audience"]] = [_audience_agreement(p.audience, facts) for p in rows]
     if facts.negated:
-        x[:, COLUMN["negated"]] = [_holds_ruled_out(index, i, facts.negated) for i in id_list]
+        x[:, COLUMN["negated"]] = [1.0 if states_any(index, i, facts.negated) else 0.0 for i in id_list]
     if facts.budget is not None:
         budget = _budget_columns(rows, facts, cfg)
         for k, name in enumerate(("over_budget", "under_budget", "price_wish")):     # `budget_misfit`'s order
@@ -159,14 +159,14 @@ def _audience_agreement(audience: frozenset[str], facts: Facts) -> float:
     return 0.0
 
 
-def _holds_ruled_out(index: CatalogIndex, i: int, words: frozenset[str]) -> float:
-    """1 when a product states one of the words the shopper ruled out, 0 when it holds none or only says
-    it lacks them ("No Tag", "Nickel Free" agree with "no tag", "no nickel": `states_present`)."""
+def states_any(index: CatalogIndex, i: int, words: frozenset[str] | set[str]) -> bool:
+    """Whether a product states one of `words` as something it has, not only as something it lacks ("No Tag",
+    "Nickel Free" state no tag, no nickel: `states_present`); for words ruled out and words asked about."""
     if not index.holds_any(i, words):
-        return 0.0
+        return False
     p = index.products[i]
     low = (p.title + " " + " ".join(p.constraints)).lower()
-    return 1.0 if any(states_present(low, w) for w in words) else 0.0
+    return any(states_present(low, w) for w in words)
 
 
 def _relative(scores: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ from starter.conversation.state import ResponseSent, SessionState, TurnTraced, a
 from starter.index.catalog import CatalogIndex
 from starter.people import facts as people_facts
 from starter.people.brands import Brands
+from starter.people.features import states_any
 from starter.people.ranking import load_weights, rank_people
 from starter.reading.kinds import MessageKind, SessionPath
 from starter.reading.understand import Reading, Understanding
@@ -43,7 +44,7 @@ class PeoplePath:
         said = set(tokens(reading.text))
         asked_about = [w for w in words if w in said]       # as said, no typo guesses
         if asked_about and is_question(reading.text):
-            holders = sum(all(self.index.holds_any(i, {w, w[:-1] if w.endswith("s") else w}) for w in asked_about)
+            holders = sum(all(states_any(self.index, i, {w, w[:-1] if w.endswith("s") else w}) for w in asked_about)
                           for i in shown)
             return question_answer(asked_about, holders, len(shown))
         return "" if words else small_talk_reply(reading.text)

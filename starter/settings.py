@@ -178,11 +178,11 @@ class CommitSettings:
 
     # hand-set: from this template turn on the DP's list is shown even when a question could still separate.
     insurance_turn: int = 8
-    # measured with the fitted people model (TUNE_people_insurance_turn, scripts.tuned_agent): mean of the
-    # three tune halves 0.9229 / 0.9257 / 0.9246 / 0.9280 / 0.9241 at 1 / 2 / 4 / 6 / 8; confirm halves at
-    # 4 -> 6: public 0.98455 -> 0.9884, long tail 0.8513 -> 0.8623, terse 0.8827 -> 0.8884.  Before this
-    # people turn only the best is shown while the shopper still has more to say.
-    people_insurance_turn: int = 6
+    # measured with the fitted people model on the eight halves' recorded pools (`scripts.people_replay
+    # score --insurance-turn N`; the evaluator gives the same figures): sum of the four tune halves
+    # 3.7858 / 3.7872 / 3.7891 / 3.7763 at 6 / 7 / 8 / 9 (evaluation_results/people/readers_2026-12-05.md).
+    # Before this people turn only the best is shown while the shopper still has more to say.
+    people_insurance_turn: int = 8
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,8 @@ def test_counts_sizes_and_measures_are_not_budgets(text: str) -> None:
 
 @pytest.mark.parametrize("text,budget", [
     ("under 2 lbs and under $40", Budget(max_price=40.0)), ("size 10, under 80 dollars", Budget(max_price=80.0)),
-    ("womens 40 dollars max", Budget(around=40.0)), ("Around 60 to 70 dollars.", Budget(min_price=60.0, max_price=70.0)),
+    ("womens 40 dollars max", Budget(around=40.0)),
+    ("Around 60 to 70 dollars.", Budget(min_price=60.0, max_price=70.0)),
 ])
 def test_a_price_beside_a_measure_is_still_read(text: str, budget: Budget) -> None:
     assert names_price(text) and parse_budget(text) == budget

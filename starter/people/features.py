@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from grounding.counts import count_agreement
-from grounding.topk import best_first
 from grounding.negation import states_present
+from grounding.topk import best_first
 from grounding.words import COLORS, tokens
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import Facts, budget_misfit

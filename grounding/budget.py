@@ -76,8 +76,9 @@ _UNITS = (r"pounds?|lbs?|oz|ounces?|kgs?|kilos?|kilograms?|grams?|inch(?:es)?|ft
           r"pairs?|packs?|sets?|kids?|items?|in(?=\s+(?:long|wide|tall|high|across|thick|deep|length|inseam)\b)")
 _SIZE_NUMBER = (r"\b(?:sizes?|us|uk|eu|women'?s|men'?s|kids'?)\s+\d+(?:\.\d+)?(?:\s*(?:-|–|to|or)\s*\d+(?:\.\d+)?)?"
                 r"(?![\d.]|\s*(?:\$|dollars?|bucks|usd)\b)")
-_MEASURE_RE = re.compile(r"\b" + _QUANTITY + r"(?:\s*(?:x|by|-|–|to|up to|and|or)\s*" + _QUANTITY + r")*\s*-?\s*(?:"
-                         + _UNITS + r")\b(?!\s*\d)|\d+\s*(?:°|%|\")|" + _SIZE_NUMBER, re.I)
+# (At most three numbers in a chain, "3 by 4 by 5 inches": a bound that keeps the search linear in the text.)
+_MEASURE_RE = re.compile(r"\b" + _QUANTITY + r"(?:\s*(?:x|by|-|–|to|up to|and|or)\s*" + _QUANTITY + r"){0,2}\s*-?\s*"
+                         r"(?:" + _UNITS + r")\b(?!\s*\d)|\b\d+\s*(?:°|%|\")|" + _SIZE_NUMBER, re.I)
 
 
 def without_measures(text: str) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from grounding.audience import audiences_said
-from grounding.budget import Budget, names_price, parse_budget, relative_price
+from grounding.budget import Budget, names_price, parse_budget, relative_price, without_measures
 from grounding.counts import count_agreement, count_of
 from starter.index.catalog import CatalogIndex
 from starter.people.features import FEATURES
@@ -43,6 +43,15 @@ def test_everyday_budget_wording_is_a_budget(text: str, budget: Budget) -> None:
                                   'about 30" inseam'])
 def test_counts_sizes_and_measures_are_not_budgets(text: str) -> None:
     assert not names_price(text) and parse_budget(text) is None
+
+
+def test_a_unit_closes_a_chain_of_at_most_three_numbers() -> None:
+    """"3 by 4 by 5 inches" is one measure; a longer chain of numbers ("1 or 1 or ...") loses only its last
+    three to a unit, which keeps the reading linear in the text."""
+    assert without_measures("about 3 by 4 by 5 inches").strip() == "about"
+    text = "1 or " * 200
+    assert without_measures(text + "2 inches").split() == ("1 or " * 198).split()
+    assert without_measures(text) == text
 
 
 @pytest.mark.parametrize("text,budget", [

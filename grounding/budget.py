@@ -38,7 +38,7 @@ NEGATABLE_PRICE_WORDS = frozenset({"pricey", "pricy", "expensive", "costly", "ov
 BUDGET_WORDS = frozenset("under below less than at most max maximum up to cheaper around about budget dollars dollar "
                          "bucks usd price priced cost costs pricey expensive cheap".split())
 
-_RANGE_RE = re.compile(r"(?:between\s+)?\$?\s*" + _NUMBER + r"\s*(?:-|–|to|and)\s*" + _AMOUNT, re.I)
+_RANGE_RE = re.compile(r"(?:between\s+)?(?<![\d.])\$?\s*" + _NUMBER + r"\s*(?:-|–|to|and)\s*" + _AMOUNT, re.I)
 _MAX_RE = re.compile(r"(?:under|below|less than|at most|max(?:imum)?|up to|no more than|not more than|<=?|"
                      r"cheaper than|within|budget of|budget is|budget:)\s*(?:like\s+)?" + _AMOUNT, re.I)
 _MIN_RE = re.compile(r"(?:over|above|more than|at least|min(?:imum)?|>=?)\s*(?:like\s+)?" + _AMOUNT, re.I)
@@ -46,7 +46,7 @@ _AROUND_RE = re.compile(r"(?:around|about|roughly|approximately|approx\.?|~|near
                         + _AMOUNT, re.I)
 # Everyday approximations: "35ish", "like 15", "40 or so" (a count or a size is followed by its unit, or
 # is too small to be a price).
-_ROUGH_RE = re.compile(r"\$?" + _NUMBER + r"\s*(?:-?ish|or so)\b|\blike\s+\$?" + _NUMBER
+_ROUGH_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*(?:-?ish|or so)\b|\blike\s+\$?" + _NUMBER
                        + r"(?!\s*(?:%|percent|pairs?|packs?|pcs|pieces|sets?|inch|inches|in\b|x\b|times|years?|"
                        r"months?|colou?rs?|pockets?))\b", re.I)
 ROUGH_MIN_PRICE = 10.0        # hand-set: "like 2" or "8ish" is a count or a size, not a price

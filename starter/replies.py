@@ -50,7 +50,8 @@ PEOPLE_QUESTIONS: tuple[str, ...] = (
 OPENING_QUESTION = "What are you looking for today?"
 
 
-def people_message(count: int, ask: str | None, asked_before: int, before: str = "", described: bool = True) -> str:
+def people_message(count: int, ask: str | None, asked_before: int, before: str = "", described: bool = True,
+                   unsaid: tuple[str, ...] = ()) -> str:
     """The text for a person: `before` (a reply to small talk or to their question), what is shown, and
     a question that varies from turn to turn; while nothing is `described`, what is shown is called popular
     and the question asks what they look for."""
@@ -62,8 +63,20 @@ def people_message(count: int, ask: str | None, asked_before: int, before: str =
     text = f"{before} {lead}".strip()
     if ask is None:
         return text
-    question = PEOPLE_QUESTIONS[asked_before % len(PEOPLE_QUESTIONS)] if described else OPENING_QUESTION
-    return f"{text} {question}"
+    return f"{text} {people_question(asked_before, described, unsaid)}"
+
+
+def people_question(asked_before: int, described: bool, unsaid: tuple[str, ...]) -> str:
+    """An open question that follows the conversation: every other turn it names up to two things not said
+    yet (`unsaid`, in plain words: "who it's for", "a colour"), taken in turn, else a plain "anything else"
+    that varies; what the shopper answers is theirs to choose, as `other` asks."""
+    if not described:
+        return OPENING_QUESTION
+    if unsaid and asked_before % 2 == 0:
+        start = (asked_before // 2) % len(unsaid)
+        named = (unsaid[start:] + unsaid[:start])[:2]
+        return f"Anything else you can tell me, like {' or '.join(named)}?"
+    return PEOPLE_QUESTIONS[asked_before % len(PEOPLE_QUESTIONS)]
 
 
 _GREETINGS = frozenset("hi hello hey hiya sup yo howdy morning evening".split())

@@ -114,6 +114,24 @@ def test_small_talk_before_any_description_shows_popular_picks_and_asks(people_c
     assert "describe" in second["message"] and "popular" not in second["message"]
 
 
+def test_the_question_follows_what_is_not_said_and_never_repeats(people_catalog: Path) -> None:
+    """The open question names things the shopper has not said yet (never one already said) every other
+    turn, and no two turns in a row ask with the same sentence."""
+    agent = Agent(str(people_catalog))
+    agent.reset("u", {})
+    messages = ["black leather boots for my husband", "comfy ones", "under 80 dollars", "pull on", "rubber sole",
+                "for winter", "warm lining", "nothing else"]
+    questions = []
+    for turn, text in enumerate(messages, 1):
+        reply = agent.respond("u", text, turn, 10)
+        questions.append(reply["message"].split(". ")[-1])
+    assert all(a != b for a, b in zip(questions, questions[1:]))
+    named = [q for q in questions if q.startswith("Anything else you can tell me, like")]
+    assert named and not any(w in q for q in named for w in ("who it's for", "a colour", "made of"))
+    assert "a price range" in questions[0] or "a price range" in questions[1]
+    assert not any("a price range" in q for q in questions[2:])
+
+
 CATS_TOTES = ["Clothing, Shoes & Jewelry", "Women", "Handbags & Wallets", "Totes"]
 
 

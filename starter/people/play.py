@@ -26,6 +26,21 @@ def has_run_out(reading: Reading, turn: int) -> bool:
     return (reading.kind == MessageKind.NO_ATTRIBUTE and turn > 1) or bool(MORE_OPTIONS_CUE.search(reading.text))
 
 
+def unsaid(readings: list[Reading], facts: people_facts.Facts) -> tuple[str, ...]:
+    """What the shopper has not said yet that a shop assistant would ask about, in plain words."""
+    free = [r for r in readings if not r.template]
+    out = []
+    if not facts.audiences and not facts.not_for:
+        out.append("who it's for")
+    if not any(r.colors for r in free):
+        out.append("a colour")
+    if not any(r.materials for r in free):
+        out.append("what it's made of")
+    if facts.budget is None:
+        out.append("a price range")
+    return tuple(out)
+
+
 class PeoplePath:
     """The people model, bound to one catalog and its settings."""
 
@@ -65,7 +80,8 @@ class PeoplePath:
         recs = views.recommendations(self.index, ranked, count)
         before = self._answer_first(reading, [r.idx for r in ranked[:count]])
         described = "popularity_floor" not in funnel             # some word of the conversation matched
-        response = {"message": people_message(len(recs), ask, len(state.asked), before, described),
+        response = {"message": people_message(len(recs), ask, len(state.asked), before, described,
+                                              unsaid(state.readings, facts)),
                     "ask_attribute": ask,
                     "recommendations": recs, "usage": dict(usage)}
         apply(state, ResponseSent(tuple(r.idx for r in ranked[:count]), ask, response))

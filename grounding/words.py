@@ -103,11 +103,7 @@ LEXICON = MATERIALS | COLORS
 MATERIAL_RE = re.compile(r"\b(" + "|".join(MATERIAL_WORDS) + r")\b")
 COLOR_RE = re.compile(r"\b(" + "|".join(COLOR_WORDS) + r")\b")
 
-# ---- negations -----------------------------------------------------------------------
-# "not leather", "no heels", "without any lace", "not a knockoff": the word after the cue (and after
-# "any", "too" or an article) is rejected; a single letter is no product fact.
-NEGATION_RE = re.compile(r"\b(?:no|not|without|avoid|except|never|hate|dislike|anything but|instead of|rather than)\s+"
-                         r"(?:(?:any|too|an?|the)\s+)?([a-z][a-z]+)")
+# ---- negations (what a negation reaches: grounding/negation.py) ------------------------------------
 # A preference taken back in a correction or a change of mind is not true of the product (PERSONAS.md's
 # moves), so it is read as a negation: "scratch the beanie", "never mind cotton", "changed my mind on puffy",
 # "I was going to get a fleece but ...", and the word a shopper breaks off after ("a maxi... sorry no, a

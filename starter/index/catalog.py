@@ -281,8 +281,7 @@ class CatalogIndex:
         memoised, a full collection took 90 ms more, in the middle of some turn)."""
         got = self._product_tokens.get(idx)
         if got is None:
-            p = self.products[idx]
-            got = tuple(dict.fromkeys(tokens(p.title + " " + " ".join(p.constraints))))
+            got = tuple(dict.fromkeys(tokens(self.products[idx].text)))
             if len(self._product_tokens) < self.cfg.product_tokens_cache_entries:
                 self._product_tokens[idx] = got
         return got
@@ -291,8 +290,7 @@ class CatalogIndex:
         """Whether one of `words` is in `product_tokens(idx)`.  Tokens are substrings of the lower-cased
         text, so a cold product none of whose text holds one of a few words is not tokenised."""
         if idx not in self._product_tokens and len(words) <= self.cfg.substring_scan_max_words:
-            p = self.products[idx]
-            low = (p.title + " " + " ".join(p.constraints)).lower()
+            low = self.products[idx].text.lower()
             if not any(w in low for w in words):
                 return False
         return not words.isdisjoint(self.product_tokens(idx))

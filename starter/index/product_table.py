@@ -41,6 +41,12 @@ class Product:
     audience: frozenset[str] = frozenset()   # who it is for (grounding.audience), empty if not said
     store: str = ""                # the brand / store name as the catalog writes it ("" if none)
 
+    @property
+    def text(self) -> str:
+        """The title and card values as one string: the words a product states (tokenised by
+        `CatalogIndex.product_tokens`, read for what it lacks by the people path's negation feature)."""
+        return self.title + " " + " ".join(self.constraints)
+
 
 @dataclass(frozen=True)
 class ProductColumns:

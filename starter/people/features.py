@@ -164,8 +164,7 @@ def states_any(index: CatalogIndex, i: int, words: frozenset[str] | set[str]) ->
     "Nickel Free" state no tag, no nickel: `states_present`); for words ruled out and words asked about."""
     if not index.holds_any(i, words):
         return False
-    p = index.products[i]
-    low = (p.title + " " + " ".join(p.constraints)).lower()
+    low = index.products[i].text.lower()
     return any(states_present(low, w) for w in words)
 
 

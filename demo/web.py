@@ -20,12 +20,14 @@ validates and limits requests; `demo.web_server` serves it with uvicorn on
 Catalog text only ever reaches the page as JSON (with `<`, `>`, `&` escaped
 as \\u003c...) and is rendered with `textContent`; the page's content
 security policy allows only its own inline script (by hash), so injected
-markup could neither render nor run.  The agent is not thread-safe: every
-agent call holds one lock.
+markup could neither render nor run.  An agent that is not thread-safe gets
+one lock around every call; the project's agent orders its own turns
+(`Agent.thread_safe`), so its calls run in `AGENT_THREADS` threads at once.
 """
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import html
 import json
@@ -47,6 +49,9 @@ MAX_BODY = 64 * 1024
 MAX_CHATS = 200
 MAX_REPLAYS = 50
 MAX_MESSAGE = 2000
+# Agent calls at once in one process when the agent is thread-safe: its turns run one at a time, so a
+# second thread only lets one turn's session-store round trips overlap another's computing.
+AGENT_THREADS = 2
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -129,7 +134,9 @@ class DemoApp:
         self.lookup = lookup
         self.datasets = datasets
         self.catalog_label = catalog_label or str(lookup.path)
-        self.agent_lock = threading.Lock()   # every agent call
+        # Every agent call holds agent_lock unless the agent orders its own calls (`thread_safe`).
+        self.agent_threads = AGENT_THREADS if getattr(agent, "thread_safe", False) is True else 1
+        self.agent_lock: Any = threading.Lock() if self.agent_threads == 1 else contextlib.nullcontext()
         self.state_lock = threading.Lock()   # the dicts below
         self.chats: OrderedDict[str, ChatSession] = OrderedDict()
         self.replays: OrderedDict[str, Replay] = OrderedDict()

@@ -1,10 +1,11 @@
 """The ASGI app of the web demo (Starlette): routing, request checks, limits and JSON errors.
 
 Why each piece is here:
-- The agent is blocking and not thread-safe, so every agent call runs in a
-  worker thread, one at a time (an anyio capacity limiter of 1, on top of
-  DemoApp's agent lock), while the event loop keeps answering /api/info and
-  the page.  At most `max_agent_queue` agent calls wait or run; past that
+- The agent is blocking, so every agent call runs in a worker thread while
+  the event loop keeps answering /api/info and the page: one at a time (an
+  anyio capacity limiter of 1, on top of DemoApp's agent lock) for an agent
+  that is not thread-safe, else `DemoApp.agent_threads` at once (the agent
+  orders its own turns; one turn's session-store I/O overlaps another's work).  At most `max_agent_queue` agent calls wait or run; past that
   the answer is 503 {"error": "busy ..."} at once instead of an ever longer queue.
 - Until the agent is built every API call answers 503 {"error": "loading"};
   the page itself is served at once (it needs only the catalog label).
@@ -150,18 +151,19 @@ async def read_json(request: Request, timeout: float) -> dict:
 
 
 class AgentQueue:
-    """Agent calls in a worker thread, one at a time, at most `size` waiting or running."""
+    """Agent calls in worker threads, `threads` at once (fixed at the first call), at most `size`
+    waiting or running."""
 
     def __init__(self, size: int) -> None:
         self.size = size
         self.pending = 0                     # only touched on the event loop thread
         self._limiter: anyio.CapacityLimiter | None = None
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run(self, fn: Callable[..., Any], *args: Any, threads: int = 1) -> Any:
         if self.pending >= self.size:
             raise ApiError(503, "busy: too many turns waiting; try again shortly")
         if self._limiter is None:            # made on the server's event loop
-            self._limiter = anyio.CapacityLimiter(1)
+            self._limiter = anyio.CapacityLimiter(max(1, threads))
         self.pending += 1
         try:
             return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
@@ -267,7 +269,8 @@ def create_app(state: WebState, *, max_agent_queue: int = MAX_AGENT_QUEUE,
             app = demo()
             body = await read_json(request, body_timeout)
             fn = getattr(app, name)
-            result = await (agent_queue.run(fn, body) if uses_agent else run_in_threadpool(fn, body))
+            result = await (agent_queue.run(fn, body, threads=app.agent_threads) if uses_agent
+                            else run_in_threadpool(fn, body))
             return json_response(200, result)
         return endpoint
 

@@ -19,7 +19,6 @@ A store that is down is 503 (nothing stored): the page retries.
 """
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
@@ -36,41 +35,46 @@ def uses_store(agent: Any) -> bool:
     return callable(getattr(agent, "take_turn", None)) and callable(getattr(agent, "stored_turns", None))
 
 
-def stored_chat_turn(agent: Any, lookup: Any, lock: threading.Lock, session_id: str, message: str,
+def stored_chat_turn(agent: Any, lookup: Any, lock: Any, session_id: str, message: str,
                      turn: int | None) -> TurnView:
     """Answer one chat message of `session_id` (see the module docstring); raises TurnConflict,
-    SessionError (the 10 turns are over) or StoreUnavailable."""
+    SessionError (the 10 turns are over) or StoreUnavailable.  `lock` (a context manager) is held
+    around the agent's calls: a real lock for an agent that is not thread-safe."""
     with lock:
         start = time.perf_counter()               # the turn's time in the agent, store included
+        resp = None
         if turn is not None and turn > 1:          # the common case, in one read of the store
             try:
                 resp = agent.take_turn(session_id, message, turn, P.TOP_K, expect=turn - 1)
-                return _view(lookup, resp, _last_trace(agent, session_id), turn, message, _ms_since(start))
             except SequenceConflict:
                 pass                               # not where the page thinks: decided below
-        stored = agent.stored_turns(session_id)
-        if stored is None:
-            if turn not in (None, 1):
-                raise TurnConflict(f"unknown session (turn {turn} sent); start a new session")
-            # Opened, not reset: when the same first turn reaches two workers at once (a client's
-            # retry), the later one must not drop what the other has stored meanwhile.
-            getattr(agent, "open_session", agent.reset)(session_id, {})
-            stored = 0
-        if turn is not None and turn == stored:
-            resp = _stored_answer(agent, session_id, message, turn)
-        elif turn is not None and turn != stored + 1:
-            raise TurnConflict(f"this session is at turn {stored + 1}, not {turn}; reload it or start a new one")
-        else:
-            if stored >= P.MAX_TURNS:
-                raise SessionError(f"this session has had its {P.MAX_TURNS} turns; reset to start again")
-            turn = stored + 1
-            try:
-                resp = agent.take_turn(session_id, message, turn, P.TOP_K, expect=stored)
-            except SequenceConflict:
-                resp = _stored_answer(agent, session_id, message, turn)
+        if resp is None:
+            resp, turn = _decided_turn(agent, session_id, message, turn)
         trace = _last_trace(agent, session_id)
         took = _ms_since(start)
     return _view(lookup, resp, trace, turn, message, took)
+
+
+def _decided_turn(agent: Any, session_id: str, message: str, turn: int | None) -> tuple[Any, int]:
+    """(answer, turn) of a message whose turn is not the stored count + 1 as sent, or not sent."""
+    stored = agent.stored_turns(session_id)
+    if stored is None:
+        if turn not in (None, 1):
+            raise TurnConflict(f"unknown session (turn {turn} sent); start a new session")
+        # Opened, not reset: when the same first turn reaches two workers at once (a client's
+        # retry), the later one must not drop what the other has stored meanwhile.
+        getattr(agent, "open_session", agent.reset)(session_id, {})
+        stored = 0
+    if turn is not None and turn == stored:
+        return _stored_answer(agent, session_id, message, turn), turn
+    if turn is not None and turn != stored + 1:
+        raise TurnConflict(f"this session is at turn {stored + 1}, not {turn}; reload it or start a new one")
+    if stored >= P.MAX_TURNS:
+        raise SessionError(f"this session has had its {P.MAX_TURNS} turns; reset to start again")
+    try:
+        return agent.take_turn(session_id, message, stored + 1, P.TOP_K, expect=stored), stored + 1
+    except SequenceConflict:
+        return _stored_answer(agent, session_id, message, stored + 1), stored + 1
 
 
 def store_reachable(agent: Any) -> bool:

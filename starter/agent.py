@@ -37,7 +37,13 @@ log = logging.getLogger(__name__)
 
 
 class Agent:
-    """Conversational shopping agent (offline, deterministic)."""
+    """Conversational shopping agent (offline, deterministic).
+
+    Threads may share one agent: its sessions' store plays every turn under one compute lock and
+    keeps each session's operations in order, while the journal's I/O runs outside that lock.
+    """
+
+    thread_safe = True        # read by services that would otherwise hold a lock around every call
 
     def __init__(self, catalog_path: str | None = None, settings: Settings | None = None,
                  index_cache: IndexCache | None | bool = True) -> None:
@@ -157,10 +163,7 @@ class Agent:
     def stored_turns(self, session_id: str) -> int | None:
         """How many inputs the journal holds for a session (None: it does not know the session); its
         live state is brought up to date on the way, ready for the next turn."""
-        key = str(session_id)
-        if self.store.sync(key, self._replay) is None:
-            return None
-        return self.store.position[key][1]
+        return self.store.stored(str(session_id), self._replay)
 
     def last_turn(self, session_id: str) -> tuple[int, Entry, dict] | None:
         """(inputs stored, the last input, its answer), replayed as needed: what a retried request
@@ -204,11 +207,12 @@ class Agent:
     def trace(self, session_id: str) -> SessionTrace:
         """Every decision of every turn of a session, typed (an evicted session is rebuilt first)."""
         key = str(session_id)
-        state = self.store.sync(key, self._replay)
-        if state is None:
-            return SessionTrace(session_id=key, known=False)
-        return SessionTrace(session_id=state.session_id, known=True, scenario=state.scenario, path=state.path,
-                            turns=tuple(state.traces))
+        with self.store.session_lock(key):        # no turn of this session changes it meanwhile
+            state = self.store.sync(key, self._replay)
+            if state is None:
+                return SessionTrace(session_id=key, known=False)
+            return SessionTrace(session_id=state.session_id, known=True, scenario=state.scenario,
+                                path=state.path, turns=tuple(state.traces))
 
     def last_trace(self, session_id: str) -> TurnTrace | None:
         """The trace of the turn this process last answered or replayed for a session (no store read:

@@ -1,8 +1,9 @@
 """The PostgreSQL journal: sessions shared by workers on any number of machines.
 
-One connection per process (the agent answers one turn at a time), opened on
-first use (an agent starts while the server is down) and dropped on any
-connection error, so a restarted server is reached again by the next call.  Every write is one transaction; an append
+A few connections per process, one for each thread that is in a call at
+once (a thread's round trip then never waits behind another's), each opened
+on first use (an agent starts while the server is down); any connection error
+drops them all, so a restarted server is reached again by the next call.  Every write is one transaction; an append
 share-locks the session's row (a reset's update waits for it), so an input
 is never stored under a generation that a reset has ended.
 """
@@ -39,46 +40,71 @@ class PostgresJournal(Journal):
             raise ValueError("a postgresql:// session store needs psycopg 3: pip install -e '.[postgres]'") from None
         self._pg = psycopg
         self.url = url
-        self._lock = threading.Lock()
-        self._conn: Any = None
+        self._lock = threading.Lock()        # the idle connections
+        self._idle: list[Any] = []
+        self._closed = False
 
-    # ---- connection ---------------------------------------------------------------------
-    def _connection(self) -> Any:
-        if self._conn is None or self._conn.closed:
-            conn = self._pg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
-                                    options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
-            try:
-                with conn.transaction():      # on every new connection: the server may be a new one
-                    self._create_schema(conn)
-            except BaseException:
-                conn.close()
-                raise
-            self._conn = conn
-        return self._conn
+    # ---- connections --------------------------------------------------------------------
+    def _take(self) -> Any:
+        """An idle connection, or a new one (made outside the lock: reaching a server takes time)."""
+        with self._lock:
+            while self._idle:
+                conn = self._idle.pop()
+                if not conn.closed:
+                    return conn
+        conn = self._pg.connect(self.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT,
+                                options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}")
+        try:
+            with conn.transaction():      # on every new connection: the server may be a new one
+                self._create_schema(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _give(self, conn: Any) -> None:
+        with self._lock:
+            if not self._closed and not conn.closed:
+                self._idle.append(conn)
+                return
+        conn.close()
 
     def _run(self, work: Any, single: bool = False) -> Any:
         """`work(conn)` in one transaction (`single`: one statement, its own transaction: one round trip
         instead of three); a lost server or failed statement -> StoreUnavailable."""
+        conn = None
         try:
-            conn = self._connection()
+            conn = self._take()
             if single:
-                return work(conn)
-            with conn.transaction():
-                return work(conn)
+                result = work(conn)
+            else:
+                with conn.transaction():
+                    result = work(conn)
         except SequenceConflict:
+            self._give(conn)
             raise
         except self._pg.errors.UniqueViolation as exc:
+            self._give(conn)
             raise SequenceConflict(str(exc).splitlines()[0]) from None
         except self._pg.Error as exc:
-            self._drop()
+            self._drop(conn)
             raise StoreUnavailable(f"session store: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") \
                 from exc
+        except BaseException:
+            if conn is not None:
+                self._drop(conn)
+            raise
+        self._give(conn)
+        return result
 
-    def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
+    def _drop(self, conn: Any) -> None:
+        """Close a connection that failed, and the idle ones with it: the server was likely restarted,
+        and each would fail one more turn."""
+        with self._lock:
+            stale, self._idle = self._idle, []
+        for c in [conn, *stale] if conn is not None else stale:
             try:
-                conn.close()
+                c.close()
             except self._pg.Error:
                 pass
 
@@ -97,45 +123,40 @@ class PostgresJournal(Journal):
                 (session_id, profile_text(profile))).fetchone()
             conn.execute("DELETE FROM inputs WHERE id = %s", (session_id,))
             return int(row[0])
-        with self._lock:
-            return self._run(work)
+        return self._run(work)
 
     def open_session(self, session_id: str, profile: dict) -> int:
         def work(conn: Any) -> int:
             conn.execute("INSERT INTO sessions (id, profile, generation) VALUES (%s, %s, 1) "
                          "ON CONFLICT (id) DO NOTHING", (session_id, profile_text(profile)))
             return int(conn.execute("SELECT generation FROM sessions WHERE id = %s", (session_id,)).fetchone()[0])
-        with self._lock:
-            return self._run(work)
+        return self._run(work)
 
     def read(self, session_id: str, start: int = 0) -> Snapshot | None:
         def work(conn: Any) -> list[tuple]:
             return conn.execute(READ_SQL.format(p="%s"), (start, session_id)).fetchall()
-        with self._lock:
-            return snapshot_of(self._run(work, single=True), start)
+        return snapshot_of(self._run(work, single=True), start)
 
     def append(self, session_id: str, generation: int, n: int, entry: Entry) -> None:
         def work(conn: Any) -> None:
             cur = conn.execute(APPEND_SQL, (session_id, n, *entry.columns(), session_id, generation))
             if cur.rowcount != 1:
                 raise SequenceConflict(f"session {session_id} was reset or forgotten meanwhile")
-        with self._lock:
-            self._run(work, single=True)
+        self._run(work, single=True)
 
     def forget(self, session_id: str) -> None:
         def work(conn: Any) -> None:
             conn.execute("DELETE FROM inputs WHERE id = %s", (session_id,))
             conn.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
-        with self._lock:
-            self._run(work)
+        self._run(work)
 
     def stats(self) -> tuple[int, int]:
         def work(conn: Any) -> tuple:
             return conn.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(message)), 0) FROM inputs").fetchone()
-        with self._lock:
-            row = self._run(work)
+        row = self._run(work)
         return int(row[0]), int(row[1])
 
     def close(self) -> None:
         with self._lock:
-            self._drop()
+            self._closed = True
+        self._drop(None)

@@ -19,7 +19,7 @@ from grounding.budget import NEGATABLE_PRICE_WORDS, budget_ceiling
 from grounding.gate import Proposal
 from grounding.negation import negations
 from grounding.words import (COLOR_RE, COLORS, FILLER, MATERIAL_RE, MATERIALS, NEGATION_STOP, NOT_FACTS,
-                             RETRACTION_RES,
+                             RETRACTED_PLAN_RE, RETRACTED_PLAN_WORDS, RETRACTION_RES,
                              STOP, tokens)
 
 
@@ -45,7 +45,7 @@ def read_facts(text: str) -> TextFacts:
     """Materials, colours, negations, the budget ceiling and the content words of `text`."""
     low = text.lower()
     found = negations(low, negatable)
-    found += [(m.group(0), m.group(1)) for m in _retractions(low) if negatable(m.group(1))]
+    found += [(phrase, word) for phrase, word in _retractions(low) if negatable(word)]
     phrases = tuple(phrase for phrase, _ in found)
     negated = tuple(sorted({word for _, word in found}))
     return TextFacts(
@@ -58,15 +58,30 @@ def read_facts(text: str) -> TextFacts:
     )
 
 
-def _retractions(low: str) -> list[re.Match]:
-    """Preferences the message takes back (`RETRACTION_RES`), except a word it says again after the
-    retraction ("a one piece... no sorry, I meant a two piece bikini" keeps "piece")."""
+def _retractions(low: str) -> list[tuple[str, str]]:
+    """(phrase, word) for each preference the message takes back (`RETRACTION_RES`, every word of a plan
+    given up: `RETRACTED_PLAN_RE`), except a word it says again after the retraction ("a one piece... no
+    sorry, I meant a two piece bikini" keeps "piece")."""
     out = []
     for rx in RETRACTION_RES:
         for m in rx.finditer(low):
             if m.group(1) not in tokens(low[m.end():]):
-                out.append(m)
+                out.append((m.group(0), m.group(1)))
+    for m in RETRACTED_PLAN_RE.finditer(low):
+        later = set(tokens(low[m.end():]))
+        for word in _plan_words(tokens(m.group(1))):
+            if word not in later and not word.isdigit():
+                out.append((m.group(0), word))
     return out
+
+
+def _plan_words(words: list[str]) -> list[str]:
+    """The words of a plan given up that are taken back: the first (a noun after a modifier stays wanted:
+    "a red dress ... but actually green" still wants a dress), or every modifier of "one(s)" ("heavy
+    insulated winter ones")."""
+    if len(words) > 1 and words[-1] in ("one", "ones"):
+        return words[:-1][:RETRACTED_PLAN_WORDS]
+    return words[:1]
 
 
 def proposals_from_facts(materials, colors, negated, budget_max: float | None) -> list[Proposal]:

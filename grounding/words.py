@@ -112,11 +112,17 @@ COLOR_RE = re.compile(r"\b(" + "|".join(COLOR_WORDS) + r")\b")
 RETRACTION_RES = (
     re.compile(r"\b(?:scratch\s+(?:the|an?|that|those)|(?:never ?mind|forget(?: about)?|changed (?:my|his|her|their) "
                r"minds? (?:on|about))(?:\s+(?:the|an?|that|those))?)\s+([a-z][a-z]+)"),
-    re.compile(r"\b(?:i|we|he|she) (?:was|were) (?:thinking|going to get|going for|going with|after)\s+"
-               r"(?:(?:of|about|an?|the|some)\s+)*([a-z][a-z]+)(?=[^.!?]*\b(?:but|actually|instead|changed|rather)\b)"),
     re.compile(r"\b([a-z][a-z]+)(?:\s+ones?)?\s*(?:\.\.\.|…)\s*(?:oh\s+|um+\s+|uh+\s+)?"
                r"(?:no\b|nope|oops|sorry|wait|actually|i mean|i meant|scratch)"),
 )
+# "I was thinking a fleece but ...", "was going to get heavy insulated winter ones but ...": a plan taken back when
+# the clause turns (which of its words, up to RETRACTED_PLAN_WORDS: grounding.proposals).
+RETRACTED_PLAN_RE = re.compile(
+    r"\b(?:(?:i|we|he|she)\s+)?(?:was|were) (?:thinking|going to get|going for|going with|after)\s+"
+    r"(?:(?:of|about|an?|the|some)\s+)*([a-z][a-z]+(?:[ -][a-z][a-z]+)*?)"
+    r"(?=\s*(?:,|;|\.|\bbut\b|\bat first\b|\bactually\b|\binstead\b|\bthen\b|\bfor\b|\bin\b|\bwith\b|\bto\b))"
+    r"(?=[^.!?]*\b(?:but|actually|instead|changed|rather)\b)")
+RETRACTED_PLAN_WORDS = 4
 # A value that starts with a negation cue ("not red", "no leather") is itself a rejection.
 LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|anything but|none of)\s+", re.I)
 # Words after a negation that say nothing about the product ("not sure", "not quite").

@@ -245,6 +245,10 @@ def test_a_count_said_lifts_the_listings_that_state_it(proxy_agent) -> None:
     ("Actually never mind cotton, a nylon blend is better", "cotton"),
     ("a maxi... sorry no, a short one, above the knee", "maxi"),
     ("white ones... no, sorry, tan", "white"),
+    ("was thinking braided but actually let's do one of those ratchet ones", "braided"),
+    ("I was going to get heavy insulated winter ones but changed my mind", "heavy"),
+    ("I was going to get heavy insulated winter ones but changed my mind", "insulated"),
+    ("I was going to get heavy insulated winter ones but changed my mind", "winter"),
 ])
 def test_a_preference_taken_back_is_negated(text: str, taken_back: str) -> None:
     reading = said(text)[0]
@@ -277,6 +281,8 @@ def test_a_negation_inside_a_quoted_value_is_a_claim() -> None:
     ("I was thinking blue would be nice", "blue"),                         # no turn of the clause
     ("a one piece... no sorry, I meant a two piece bikini", "piece"),      # said again after
     ("low rise bikini style... oh sorry, I meant high waisted", "bikini"),  # only the word broken off
+    ("i was thinking of a red dress for the party but actually green", "dress"),   # a noun after a modifier
+    ("I was after a leather tote bag but actually canvas", "tote"),
 ])
 def test_a_preference_kept_is_not_negated(text: str, kept: str) -> None:
     reading = said(text)[0]

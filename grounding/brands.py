@@ -5,7 +5,8 @@ message's word sequences (up to `brand_max_words`) are looked up among the
 store names as lower-cased words.  A misspelt name is a run of words within one
 slip (a letter wrong, missing, extra, or two swapped) of a store name of as many
 words -- two slips from `brand_fuzzy_long_chars` letters -- when one of its
-words is no word any product's text uses.  A store name that is an everyday
+words is no word any product's text uses, nor one made from such a word by an
+everyday ending ("newer", "sturdier" are no slips of "Neewer", "Sturdi").  A store name that is an everyday
 product word ("Black", "The Classic": the catalog's cards use its words on many
 more products than the store has) is refused when said, with its reason, as
 every other grounding is; one that is only everyday words or too short to tell
@@ -22,6 +23,11 @@ from rapidfuzz.distance import DamerauLevenshtein
 
 from grounding.settings import GroundingTunables
 from grounding.words import STOP, tokens
+
+
+# Endings that make an everyday word of a catalog word: (ending, what it replaces), longest first.
+INFLECTIONS = (("iest", "y"), ("ier", "y"), ("ily", "y"), ("est", ""), ("ing", ""), ("er", ""), ("ly", ""),
+               ("ed", ""), ("r", ""), ("d", ""))
 
 
 @dataclass(frozen=True)
@@ -102,7 +108,7 @@ class BrandMatcher:
                 found.append(BrandMention(store, said, "exact"))
         # A misspelt name: a run of words, one of them no catalog word at all, within a slip or two of a
         # store name of as many words.
-        unknown = [not used[i] and w not in self.everyday and self.word_df(w) == 0 and self.text_df(w) == 0
+        unknown = [not used[i] and w not in self.everyday and not self._known(w) and not self._inflected(w)
                    for i, w in enumerate(words)]
         for n in range(min(self.max_words, len(words)), 0, -1):
             choices = self.fuzzy_names.get(n)
@@ -123,6 +129,18 @@ class BrandMatcher:
                 found.append(BrandMention(store, said, "fuzzy"))
         seen: set[str] = set()
         return [m for m in found if not (m.store in seen or seen.add(m.store))], refused
+
+    def _known(self, word: str) -> bool:
+        return self.word_df(word) > 0 or self.text_df(word) > 0
+
+    def _inflected(self, word: str) -> bool:
+        """A word formed from a catalog word by a comparative, adverb or verb ending ("newer", "nicer",
+        "sturdier", "lighter", "faded") is an everyday word, not a slip of a store name ("Neewer")."""
+        for suffix, base in INFLECTIONS:
+            stem = word[:-len(suffix)] + base if word.endswith(suffix) else ""
+            if len(stem) >= 3 and self._known(stem):
+                return True
+        return False
 
     def _refusal(self, words: list[str], store: str) -> str | None:
         """Why a store name said in a message is not read as a brand (None: it is): every word of it

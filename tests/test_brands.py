@@ -50,6 +50,17 @@ def test_a_misspelt_one_word_name_is_read_only_when_no_product_text_uses_the_wor
     assert _matcher().read("rackpirt loafers")[0] == []                            # too far from any name
 
 
+def test_an_everyday_word_made_from_a_catalog_word_is_no_misspelt_name() -> None:
+    sizes = {"Neewer": 20, "Sturdi": 8, "Rockport": 30}
+    text = frozenset({"new", "sturdy", "light", "shoe"})
+    matcher = BrandMatcher(sizes, lambda w: 0, GROUNDING, lambda w: 5 if w in text else 0, everyday=frozenset())
+    assert matcher.read("let's go with the newer 6, something sturdier")[0] == []
+    assert matcher.read("a lighter shoe")[0] == []
+    # the same slips of words the catalog does not use are still read as the names
+    assert [m.store for m in matcher.read("the neewr one from sturdy")[0]] == ["Neewer"]
+    assert [m.store for m in matcher.read("rokport or neweer")[0]] == ["Rockport", "Neewer"]
+
+
 def test_a_people_turn_shows_a_misspelt_brand_and_says_it_understood_it(tmp_path: Path) -> None:
     from starter.agent import Agent
     rows = [product(f"X{k}", f"Leather loafer {k}", ["Leather", "Slip-on"], CATS_BOOTS, 500 - k) for k in range(6)]

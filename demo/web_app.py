@@ -5,8 +5,9 @@ Why each piece is here:
   the event loop keeps answering /api/info and the page: one at a time (an
   anyio capacity limiter of 1, on top of DemoApp's agent lock) for an agent
   that is not thread-safe, else `DemoApp.agent_threads` at once (the agent
-  orders its own turns; one turn's session-store I/O overlaps another's work).  At most `max_agent_queue` agent calls wait or run; past that
-  the answer is 503 {"error": "busy ..."} at once instead of an ever longer queue.
+  orders its own turns; one turn's session-store I/O overlaps another's work).
+  At most `max_agent_queue` agent calls wait or run; past that the answer is
+  503 {"error": "busy ..."} at once instead of an ever longer queue.
 - Until the agent is built every API call answers 503 {"error": "loading"};
   the page itself is served at once (it needs only the catalog label).
 - Bodies are checked before any work: exact `application/json` (optionally

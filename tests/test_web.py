@@ -152,6 +152,48 @@ def test_busy_503_when_the_agent_queue_is_full(slow):
     assert request(url + "/api/chat", {"session": "c", "message": "three"})[0] == 200
 
 
+class ThreadSafeSlowAgent(SlowAgent):
+    """A slow agent that orders its own calls (`thread_safe`): the web app runs AGENT_THREADS of its
+    turns at once; counts how many are inside `respond` together."""
+
+    thread_safe = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = 0
+        self.most = 0
+
+    def respond(self, session_id: str, message: str, turn: int, top_k: int) -> dict:
+        with self.lock:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+        try:
+            return super().respond(session_id, message, turn, top_k)
+        finally:
+            with self.lock:
+                self.inside -= 1
+
+
+def test_a_thread_safe_agent_plays_two_turns_at_once_and_no_more(tmp_path):
+    from demo.web import AGENT_THREADS
+    agent = ThreadSafeSlowAgent()
+    server, demo, app = _serve(tmp_path, agent, max_agent_queue=4)
+    try:
+        assert demo.agent_threads == AGENT_THREADS == 2
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            turns = [pool.submit(request, server.url + "/api/chat", {"session": s, "message": s}) for s in "abc"]
+            deadline = time.monotonic() + WAIT
+            while (agent.inside < 2 or app.state.agent_queue.pending < 3) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert agent.inside == 2 and app.state.agent_queue.pending == 3    # the third waits its turn
+            agent.release.set()
+            assert [t.result(timeout=WAIT)[0] for t in turns] == [200] * 3
+        assert agent.most == 2 and agent.calls == 3
+    finally:
+        agent.release.set()
+        server.stop()
+
+
 def test_loading_503_until_the_agent_is_ready(tmp_path):
     from demo.web import render_page
     from demo.web_app import WebState

@@ -19,6 +19,12 @@ CATS_TEES = ["Clothing, Shoes & Jewelry", "Women", "Clothing", "Tops, Tees & Blo
 CATS_BOOTS = ["Clothing, Shoes & Jewelry", "Men", "Shoes", "Boots", "Chelsea"]
 
 
+def write_rows(path: Path, rows: list[dict], tail: str = "") -> Path:
+    """A catalog (or any JSON-lines file) of `rows` at `path`, one object a line (then `tail` as written)."""
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n" + tail, encoding="utf-8")
+    return path
+
+
 def product(pid: str, title: str, features: list[str], categories: list[str], rating_number: int,
             price: float | None = 19.99, details: dict | None = None) -> dict:
     return {"parent_asin": pid, "title": title, "features": features, "description": [], "price": price,
@@ -54,7 +60,7 @@ def _index_cache_dir(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture()
 def small_catalog(tmp_path: Path) -> Path:
     path = tmp_path / "catalog.jsonl"
-    path.write_text("\n".join(json.dumps(p) for p in SMALL_PRODUCTS) + "\n", encoding="utf-8")
+    write_rows(path, SMALL_PRODUCTS)
     return path
 
 

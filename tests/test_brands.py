@@ -1,12 +1,11 @@
 """Brands a shopper names: read against the catalog's store names, refused when they are everyday words."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from grounding.brands import BrandMatcher
 from starter.settings import GROUNDING
-from tests.conftest import CATS_BOOTS, CATS_TEES, product
+from tests.conftest import CATS_BOOTS, CATS_TEES, product, write_rows
 
 SIZES = {"Rockport": 30, "French Connection": 12, "Black": 4, "Generic": 40, "Ora": 9, "Fruit of the Loom": 25,
          "Love": 3, "The Classic": 6}
@@ -68,7 +67,7 @@ def test_a_people_turn_shows_a_misspelt_brand_and_says_it_understood_it(tmp_path
     # The brand's loafer reads like the others and is the least reviewed: only the brand puts it first.
     rows.append(dict(product("R1", "Leather loafer 9", ["Leather", "Slip-on"], CATS_BOOTS, 20), store="Rockport"))
     path = tmp_path / "catalog.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    write_rows(path, rows)
     agent = Agent(str(path), index_cache=False)
     agent.reset("s", {})
     reply = agent.respond("s", "hi, I want a pair of rokport leather loafers for my dad please", 1, 10)

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import write_rows
+
 from starter.index import catalog as CATALOG
 from starter.index.catalog import CatalogError, CatalogIndex
 from starter.index.catalog_rows import can_fork
@@ -108,7 +110,7 @@ def test_a_build_into_the_cache_fills_by_process_and_gives_the_same_tables(tmp_p
     rows = [{"parent_asin": f"P{i}", "title": f"{TEXTS[i % len(TEXTS)]} boot {i}", "categories": ["Shoes", "Boots"],
              "features": [TEXTS[(i + 1) % len(TEXTS)]], "description": [f"leather w{i % 5}"], "store": "Acme"}
             for i in range(30)]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    write_rows(path, rows)
     in_memory = CatalogIndex(path, BY_PROCESS)                 # no file: the thread fills
 
     def no_thread(*args, **kwargs):
@@ -134,7 +136,7 @@ def test_a_row_that_cannot_be_stored_fails_the_build_naming_its_line(tmp_path: P
     bad = {"parent_asin": "A2", "title": "Boots", "categories": ["Shoes"], "description": "plain"}
     bad[field] = bad[field] + " \ud800 y" if field in bad else "x \ud800 y"
     path = tmp_path / "catalog.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in (good, bad)) + "\n", encoding="utf-8")   # \\udXXX escapes
+    write_rows(path, (good, bad))   # \\udXXX escapes
     cfg, cache = (BY_PROCESS, IndexCache(tmp_path / "cache")) if into_cache else (SETTINGS.index, None)
     with pytest.raises(CatalogError, match=r"catalog.jsonl:2: a \\u escape of a lone UTF-16 surrogate"):
         CatalogIndex(path, cfg, cache)
@@ -147,7 +149,7 @@ def test_a_row_that_cannot_be_stored_fails_the_build_naming_its_line(tmp_path: P
 def test_a_failed_read_stops_the_filler(tmp_path: Path, into_cache: bool) -> None:
     path = tmp_path / "catalog.jsonl"
     rows = [{"parent_asin": f"P{i}", "title": f"Boot {i}", "categories": ["Shoes"]} for i in range(12)]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n{not json\n", encoding="utf-8")
+    write_rows(path, rows, "{not json\n")
     cfg, cache = (BY_PROCESS, IndexCache(tmp_path / "cache")) if into_cache else (SETTINGS.index, None)
     with pytest.raises(CatalogError, match=r"catalog.jsonl:13"):
         CatalogIndex(path, cfg, cache)

@@ -17,7 +17,7 @@ from prompts import load_schema
 from starter.index.catalog import CatalogIndex
 from starter.settings import GROUNDING, SETTINGS
 from starter.reading.parse import parse_message
-from tests.conftest import CATS_BOOTS, SMALL_PRODUCTS, product
+from tests.conftest import CATS_BOOTS, SMALL_PRODUCTS, product, write_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -42,7 +42,7 @@ EXTRA_PRODUCTS = [
 @pytest.fixture()
 def gate(tmp_path: Path) -> Gate:
     path = tmp_path / "catalog.jsonl"
-    path.write_text("\n".join(json.dumps(p) for p in SMALL_PRODUCTS + EXTRA_PRODUCTS) + "\n", encoding="utf-8")
+    write_rows(path, SMALL_PRODUCTS + EXTRA_PRODUCTS)
     return make_gate(path)
 
 

@@ -12,7 +12,7 @@ import pytest
 from starter.index.catalog import CatalogIndex
 from starter.settings import SETTINGS
 from starter.index.cache import IndexCache, default_cache_dir
-from tests.conftest import SMALL_PRODUCTS
+from tests.conftest import SMALL_PRODUCTS, write_rows
 
 
 def _snapshot(ix: CatalogIndex) -> dict:
@@ -58,7 +58,7 @@ def test_catalog_edited_in_place_is_rebuilt_and_old_entry_dropped(small_catalog:
     before = _files(tmp_path / "c")
     rows = [dict(p) for p in SMALL_PRODUCTS]
     rows[0]["title"] = "Plain cotton tee crimson"
-    small_catalog.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    write_rows(small_catalog, rows)
     again = CatalogIndex(small_catalog, SETTINGS.index, cache)
     assert again.cache_state == "built"
     assert again.products[0].title == "Plain cotton tee crimson"
@@ -200,7 +200,7 @@ def test_unwritable_cache_directory_builds_in_memory(small_catalog: Path, tmp_pa
 def test_warm_load_repeats_the_row_warnings(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "cat.jsonl"
     rows = [dict(p) for p in SMALL_PRODUCTS] + [{"title": "no id"}, dict(SMALL_PRODUCTS[0])]
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    write_rows(path, rows)
     cache = IndexCache(tmp_path / "c")
     with caplog.at_level(logging.WARNING, logger="starter.index.catalog"):
         CatalogIndex(path, SETTINGS.index, cache)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import write_rows
+
 import contest.paths as paths
 from evaluator import local_evaluator as E
 from starter.index.catalog import CatalogError, CatalogIndex
@@ -48,7 +50,7 @@ def test_each_kind_of_odd_row_is_counted_in_the_warning(tmp_path: Path, caplog) 
             {"parent_asin": "A1", "title": "dup"}, {"title": "no id"}, {"parent_asin": " "},
             {"parent_asin": "A2", "categories": []}]
     path = tmp_path / "c.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    write_rows(path, rows)
     with caplog.at_level(logging.WARNING, logger="starter.index.catalog"):
         index = CatalogIndex(path, SETTINGS.index)
     assert len(index.products) == 2

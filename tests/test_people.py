@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from starter.index.catalog import CatalogIndex
 from starter.settings import SETTINGS
 from starter.reading.parse import parse_message
 from starter.reading.understand import Reading
-from tests.conftest import CATS_BOOTS, SMALL_PRODUCTS, product
+from tests.conftest import CATS_BOOTS, SMALL_PRODUCTS, product, write_rows
 
 CATS_WBOOTS = ["Clothing, Shoes & Jewelry", "Women", "Shoes", "Boots", "Ankle & Bootie"]
 PEOPLE_PRODUCTS = SMALL_PRODUCTS + [
@@ -35,7 +34,7 @@ PEOPLE_PRODUCTS = SMALL_PRODUCTS + [
 @pytest.fixture()
 def people_catalog(tmp_path: Path) -> Path:
     path = tmp_path / "catalog.jsonl"
-    path.write_text("\n".join(json.dumps(p) for p in PEOPLE_PRODUCTS) + "\n", encoding="utf-8")
+    write_rows(path, PEOPLE_PRODUCTS)
     return path
 
 
@@ -140,7 +139,7 @@ def test_a_question_back_is_answered_from_what_the_products_state(tmp_path: Path
     path = tmp_path / "catalog.jsonl"
     rows = [product("B1", "Women's canvas tote bag", ["Open top, no pockets", "Canvas"], CATS_TOTES, 900),
             product("B2", "Women's leather tote bag", ["Zip pockets inside", "Leather"], CATS_TOTES, 100)]
-    path.write_text("\n".join(json.dumps(p) for p in rows) + "\n", encoding="utf-8")
+    write_rows(path, rows)
     agent = Agent(str(path))
     agent.reset("q", {})
     agent.respond("q", "a canvas tote bag for me", 1, 10)
@@ -159,7 +158,7 @@ def test_a_product_that_says_it_lacks_a_word_ruled_out_agrees(tmp_path: Path, la
     path = tmp_path / "catalog.jsonl"
     rows = [product("H1", "Women's gold hoop earrings", ["Nickel plated brass", "Lightweight"], CATS_HOOPS, 900),
             product("H2", "Women's gold hoop earrings", [f"{lacks} brass", "Lightweight"], CATS_HOOPS, 100)]
-    path.write_text("\n".join(json.dumps(p) for p in rows) + "\n", encoding="utf-8")
+    write_rows(path, rows)
     index = CatalogIndex(path, SETTINGS.index)
     ranked, _ = rank(index, [read("gold hoop earrings for me, no nickel", negated=("nickel",))], set())
     assert pids(index, ranked) == ["H2", "H1"]

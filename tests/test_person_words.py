@@ -2,7 +2,6 @@
 the words of conversation and chat shorthand that say nothing about the product."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from grounding.slips import plausible_slip
 from starter.agent import Agent
 from starter.people.words import message_words, query_words
 from starter.reading.understand import Reading
-from tests.conftest import SMALL_PRODUCTS, product
+from tests.conftest import SMALL_PRODUCTS, product, write_rows
 
 
 @pytest.mark.parametrize("text,rejected", [
@@ -64,7 +63,7 @@ def slang_catalog(tmp_path: Path) -> Path:
              product("X2", "Cubby organiser for jeans", ["Holds hats", "Re-usable"],
                      ["Clothing, Shoes & Jewelry", "Men", "Clothing", "Jeans"], 30, 15.0)]
     path = tmp_path / "catalog.jsonl"
-    path.write_text("\n".join(json.dumps(p) for p in SMALL_PRODUCTS + extra) + "\n", encoding="utf-8")
+    write_rows(path, SMALL_PRODUCTS + extra)
     return path
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-import json
 import random
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from grounding.words import FILLER, tokens
 from starter.index.catalog import CatalogIndex
 from starter.settings import SETTINGS
 from starter.index.cache import IndexCache
-from tests.conftest import CATS_TEES, product
+from tests.conftest import CATS_TEES, product, write_rows
 
 WEIGHTS = {"docs": SETTINGS.index.bm25_weights, "full": SETTINGS.index.people_field_weights}
 
@@ -41,7 +40,7 @@ def tie_catalog(tmp_path: Path) -> Path:
              product("H2", "Heel 3 inch pumps 5 pack", ["Strap count 5", "Heel 3 wide"], CATS_TEES, 5),
              product("D1", "Summer dresses floral dress", ["Dress length midi"], CATS_TEES, 5)]
     path = tmp_path / "ties.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    write_rows(path, rows)
     return path
 
 

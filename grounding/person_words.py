@@ -12,3 +12,7 @@ from grounding.budget import BUDGET_WORDS, PRICE_CUES
 from grounding.words import CONVERSATION_WORDS, STOP
 
 PEOPLE_STOP = STOP | AUDIENCE_WORDS | BUDGET_WORDS | PRICE_CUES | CONVERSATION_WORDS
+
+# How much of a thing a question asks for ("lots of pockets", "a bunch of colours"): no detail of the product
+# itself, so an answer counts the products that state the thing, not the word "lots".
+QUANTITY_WORDS = frozenset("lots lot plenty many much bunch loads tons several few extra more".split())

@@ -146,6 +146,11 @@ def test_a_question_back_is_answered_from_what_the_products_state(tmp_path: Path
     reply = agent.respond("q", "do you have any with pockets?", 2, 10)
     assert [r["parent_asin"] for r in reply["recommendations"]] == ["B1"]    # the canvas one, as said
     assert reply["message"].startswith("None of these mention pockets")
+    agent.reset("r", {})
+    agent.respond("r", "a leather tote bag for me", 1, 10)
+    reply = agent.respond("r", "do any have lots of pockets?", 2, 10)     # how many is no detail of it
+    assert [r["parent_asin"] for r in reply["recommendations"]] == ["B2"]
+    assert reply["message"].startswith("Yes, this one mentions pockets.")
 
 
 CATS_HOOPS = ["Clothing, Shoes & Jewelry", "Women", "Jewelry", "Earrings", "Hoop"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from grounding.person_words import QUANTITY_WORDS
 from grounding.words import MORE_OPTIONS_CUE, tokens
 from starter.conversation import trace, views
 from starter.conversation.state import ResponseSent, SessionState, TurnTraced, apply
@@ -57,7 +58,7 @@ class PeoplePath:
             return ""
         words = message_words(reading)
         said = set(tokens(reading.text))
-        asked_about = [w for w in words if w in said]       # as said, no typo guesses
+        asked_about = [w for w in words if w in said and w not in QUANTITY_WORDS]   # as said, no typo guesses
         if asked_about and is_question(reading.text):
             holders = sum(all(states_any(self.index, i, {w, w[:-1] if w.endswith("s") else w}) for w in asked_about)
                           for i in shown)

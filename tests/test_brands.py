@@ -78,6 +78,24 @@ def test_a_people_turn_shows_a_misspelt_brand_and_says_it_understood_it(tmp_path
         == [("brand", "Rockport", "fuzzy", "rokport")]
 
 
+def test_a_store_ruled_out_is_no_wish_for_it(tmp_path: Path) -> None:
+    """"not rockport": the store's products go down (the negation), never up (a brand wish)."""
+    from starter.agent import Agent
+    rows = [product(f"X{k}", f"Leather loafer {k}", ["Leather", "Slip-on"], CATS_BOOTS, 500 - k) for k in range(6)]
+    rows.append(dict(product("R1", "Leather loafer 9", ["Leather", "Slip-on"], CATS_BOOTS, 900), store="Rockport"))
+    path = tmp_path / "catalog.jsonl"
+    write_rows(path, rows)
+    agent = Agent(str(path), index_cache=False)
+    agent.reset("s", {})
+    first = agent.respond("s", "leather loafers for my dad", 1, 10)
+    assert first["recommendations"][0]["parent_asin"] == "R1"                # the most reviewed
+    agent.respond("s", "not rockport", 2, 10)
+    turn = agent.trace("s").turns[-1]
+    assert "Rockport" not in turn.understood and "not rockport" in turn.understood
+    assert not [c for c in turn.accepted if c.attribute == "brand"]
+    assert turn.recommendations[0] != "R1"
+
+
 def test_the_misspelt_brand_cards_change_only_the_store_name() -> None:
     from scripts.misspell_brands import misspelt, with_misspelt_brand
     assert (misspelt("Rockport"), misspelt("UGG"), misspelt("Casio")) == ("Rcokport", "UGGG", "Csaio")

@@ -50,6 +50,8 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
             continue
         if brands is not None:
             mentions, refusals = brands.read(r.text)
+            # "not nike": a store the message rules out is no wish for it (the negation reads its products)
+            mentions = [m for m in mentions if not set(tokens(m.said)) <= set(r.negated)]
             named += [m.store for m in mentions if m.store not in named]
             misspelt += [m.store for m in mentions if m.source == "fuzzy" and m.store not in misspelt]
         said, ruled_out = audiences_said(r.text)

@@ -60,7 +60,7 @@ would could should will might maybe please thanks thank hi hello hey do does did
 so too very just only even still like love loves liked idea prefer preferably ideally great nice good fine
 okay ok yes no not sure mostly usually always often wear wearing wears use using used
 all know other others options option mine none sorry sry oops wait meant mean actually instead changed mind
-thx ty pls plz sup yo hmm lol oh super
+thx ty pls plz sup yo hmm lol oh super bye goodbye cya
 re ve ll didn wasn weren wouldn couldn shouldn haven hasn hadn
 ive youre youve youll theyre theyve thats whats doesnt didnt isnt arent wasnt werent wont wouldnt couldnt
 shouldnt cant havent hasnt shes hes

@@ -81,6 +81,7 @@ def people_question(asked_before: int, described: bool, unsaid: tuple[str, ...])
 
 _GREETINGS = frozenset("hi hello hey hiya sup yo howdy morning evening".split())
 _THANKS = frozenset("thanks thank thx ty cheers appreciate".split())
+_FAREWELLS = frozenset("bye goodbye cya".split())
 # A shopper asking about the products ("do you have any with pockets?", "any in modal?").
 _QUESTION_RE = re.compile(r"\?\s*$|^\s*(?:do (?:you|u) have|have you got|got any|any\b|is there|are there|"
                           r"do (?:they|any|these)|does (?:it|any))", re.I)
@@ -88,11 +89,13 @@ _QUESTION_RE = re.compile(r"\?\s*$|^\s*(?:do (?:you|u) have|have you got|got any
 
 def small_talk_reply(text: str) -> str:
     """A short friendly answer to a message that says nothing about the product: to thanks, to a
-    greeting, else a plain "Sure."."""
+    goodbye, to a greeting ("how are you?" too), else a plain "Sure."."""
     words = set(tokens(text))
     if words & _THANKS:
         return "You're welcome!"
-    if words & _GREETINGS:
+    if words & _FAREWELLS:
+        return "Happy shopping!"
+    if words & _GREETINGS or {"how", "you"} <= words:          # "how are you?"
         return "Hi! Happy to help."
     return "Sure."
 

@@ -190,9 +190,17 @@ _RELATIVE_HIGHER_RE = re.compile(r"\b(?:pricier|more expensive|spend more|higher
                                  r"\b", re.I)
 
 
+# "not too pricey", "nothing too expensive": a wish for an inexpensive product (qualitative), not "cheaper than
+# these".
+_NOT_TOO_DEAR_RE = re.compile(r"\b(?:not|nothing|never|none)\s+(?:too|overly|very|crazy|super)\s+"
+                              r"(?:pricey|pricy|expensive|much)\b", re.I)
+
+
 def relative_price(text: str) -> str | None:
     """"lower" or "higher" when a message asks for a price relative to what it was shown, else None
-    ("these look too cheap" asks for dearer, although it names "cheap")."""
+    ("these look too cheap" asks for dearer, although it names "cheap"; "not too pricey" asks for
+    nothing relative)."""
+    text = _NOT_TOO_DEAR_RE.sub(" ", text)
     if _RELATIVE_HIGHER_RE.search(text):
         return "higher"
     if _RELATIVE_LOWER_RE.search(text):

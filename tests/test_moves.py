@@ -90,9 +90,18 @@ def test_a_corrected_word_stops_counting_for_the_earlier_message() -> None:
                                        ("these look too cheap, I want something nicer", "higher"),
                                        ("I can spend more", "higher"), ("black leather boots", None),
                                        ("actually a nightgown would be nicer", None),
-                                       ("he'd wear it to work and to nicer dinners", None)])
+                                       ("he'd wear it to work and to nicer dinners", None),
+                                       ("Not too pricey", None), ("nothing too expensive please", None),
+                                       ("those are too pricey", "lower")])
 def test_relative_price_moves(text: str, move: str | None) -> None:
     assert relative_price(text) == move
+
+
+def test_not_too_pricey_is_a_wish_not_a_cap_at_what_was_shown() -> None:
+    """"nothing too expensive" after a $17.99 item is a wish for an inexpensive one (qualitative), not
+    "cheaper than $17.99" with no slack."""
+    readings = said("a silver bracelet for my wife", "nothing too expensive")
+    assert conversation_facts(readings, None, [[17.99]]).budget == Budget(qualitative="low")
 
 
 def test_a_relative_price_move_reads_against_what_was_shown() -> None:

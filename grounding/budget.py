@@ -126,13 +126,17 @@ class Budget:
         return [x for x in (self.max_price, self.min_price, self.around) if x is not None]
 
 
+# "too pricey", "way too expensive": a complaint about price, so a wish for cheaper, never for premium.
+_TOO_DEAR_RE = re.compile(r"\btoo (?:pricey|pricy|expensive|costly|much)\b")
+
+
 def qualitative_budget(text: str) -> str | None:
     """"low" for cheap / affordable / not too pricey, "high" for pricey / premium, else None."""
     low = text.lower()
     if _NEG_PRICE_RE.search(low):
         return "low"
     words = set(tokens(low))
-    if words & LOW_PRICE_WORDS or "low cost" in low or "low-cost" in low:
+    if words & LOW_PRICE_WORDS or "low cost" in low or "low-cost" in low or _TOO_DEAR_RE.search(low):
         return "low"
     if words & HIGH_PRICE_WORDS:
         return "high"

@@ -102,6 +102,9 @@ def test_not_too_pricey_is_a_wish_not_a_cap_at_what_was_shown() -> None:
     "cheaper than $17.99" with no slack."""
     readings = said("a silver bracelet for my wife", "nothing too expensive")
     assert conversation_facts(readings, None, [[17.99]]).budget == Budget(qualitative="low")
+    # a complaint about price with nothing shown to compare is a wish for cheap, never for premium
+    assert parse_budget("those are too pricey") == Budget(qualitative="low")
+    assert parse_budget("something premium") == Budget(qualitative="high")
 
 
 def test_a_relative_price_move_reads_against_what_was_shown() -> None:

@@ -60,16 +60,22 @@ def test_an_everyday_word_made_from_a_catalog_word_is_no_misspelt_name() -> None
     assert [m.store for m in matcher.read("rokport or neweer")[0]] == ["Rockport", "Neewer"]
 
 
-def test_a_people_turn_shows_a_misspelt_brand_and_says_it_understood_it(tmp_path: Path) -> None:
+def _loafers_and_a_rockport(tmp_path: Path, rockport_reviews: int, extra: list[dict]):
+    """An agent over six leather loafers, `extra` rows and one Rockport loafer that reads like the others,
+    with a session "s" open."""
     from starter.agent import Agent
     rows = [product(f"X{k}", f"Leather loafer {k}", ["Leather", "Slip-on"], CATS_BOOTS, 500 - k) for k in range(6)]
-    rows += [product(f"T{k}", f"Cotton tee {k}", ["100% Cotton"], CATS_TEES, 300 - k) for k in range(12)]
-    # The brand's loafer reads like the others and is the least reviewed: only the brand puts it first.
-    rows.append(dict(product("R1", "Leather loafer 9", ["Leather", "Slip-on"], CATS_BOOTS, 20), store="Rockport"))
-    path = tmp_path / "catalog.jsonl"
-    write_rows(path, rows)
-    agent = Agent(str(path), index_cache=False)
+    rows += extra + [dict(product("R1", "Leather loafer 9", ["Leather", "Slip-on"], CATS_BOOTS, rockport_reviews),
+                          store="Rockport")]
+    agent = Agent(str(write_rows(tmp_path / "catalog.jsonl", rows)), index_cache=False)
     agent.reset("s", {})
+    return agent
+
+
+def test_a_people_turn_shows_a_misspelt_brand_and_says_it_understood_it(tmp_path: Path) -> None:
+    # The brand's loafer is the least reviewed: only the brand puts it first.
+    tees = [product(f"T{k}", f"Cotton tee {k}", ["100% Cotton"], CATS_TEES, 300 - k) for k in range(12)]
+    agent = _loafers_and_a_rockport(tmp_path, 20, tees)
     reply = agent.respond("s", "hi, I want a pair of rokport leather loafers for my dad please", 1, 10)
     turn = agent.trace("s").turns[-1]
     assert reply["recommendations"][0]["parent_asin"] == "R1"
@@ -80,13 +86,7 @@ def test_a_people_turn_shows_a_misspelt_brand_and_says_it_understood_it(tmp_path
 
 def test_a_store_ruled_out_is_no_wish_for_it(tmp_path: Path) -> None:
     """"not rockport": the store's products go down (the negation), never up (a brand wish)."""
-    from starter.agent import Agent
-    rows = [product(f"X{k}", f"Leather loafer {k}", ["Leather", "Slip-on"], CATS_BOOTS, 500 - k) for k in range(6)]
-    rows.append(dict(product("R1", "Leather loafer 9", ["Leather", "Slip-on"], CATS_BOOTS, 900), store="Rockport"))
-    path = tmp_path / "catalog.jsonl"
-    write_rows(path, rows)
-    agent = Agent(str(path), index_cache=False)
-    agent.reset("s", {})
+    agent = _loafers_and_a_rockport(tmp_path, 900, [])
     first = agent.respond("s", "leather loafers for my dad", 1, 10)
     assert first["recommendations"][0]["parent_asin"] == "R1"                # the most reviewed
     agent.respond("s", "not rockport", 2, 10)

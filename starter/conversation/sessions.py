@@ -93,12 +93,6 @@ class SessionStore:
         with self.session_lock(session_id):
             self.journal.open_session(session_id, dict(profile))
 
-    def state_for(self, session_id: str, replay: Replay) -> SessionState:
-        """The session's state as stored: the live one brought up to date, rebuilt, or new (unknown id)."""
-        with self.session_lock(session_id):
-            synced = self._sync(session_id, replay)
-            return (synced if synced is not None else self._reset(session_id, {})).state
-
     def sync(self, session_id: str, replay: Replay) -> SessionState | None:
         """The live state with every stored input applied (None: the journal does not know the session)."""
         with self.session_lock(session_id):

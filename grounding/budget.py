@@ -5,7 +5,7 @@ Two readings share the number pattern and keyword lists below:
   "around 25 dollars", "$20-$40", "not too pricey") -> a structured `Budget`;
 - `budget_ceiling(message)`: the highest price a whole message names after a
   price keyword or a `$` (the soft price cap of free-text ranking), never a
-  floor (`_MIN_RE`: "over $50" is read as a minimum by both).
+  floor (`_MIN_RE`: "over $50" is read as a minimum by both, "nothing over $50" as a cap).
 """
 from __future__ import annotations
 
@@ -42,6 +42,13 @@ _RANGE_RE = re.compile(r"(?:between\s+)?(?<![\d.])\$?\s*" + _NUMBER + r"\s*(?:-|
 _MAX_RE = re.compile(r"(?:under|below|less than|at most|max(?:imum)?|up to|no more than|not more than|<=?|"
                      r"cheaper than|within|budget of|budget is|budget:)\s*(?:like\s+)?" + _AMOUNT, re.I)
 _MIN_RE = re.compile(r"(?:over|above|more than|at least|min(?:imum)?|>=?)\s*(?:like\s+)?" + _AMOUNT, re.I)
+# A minimum said as a limit is a cap: "nothing over 25", "I don't want to spend more than 30", "won't go
+# above $40" (a negation up to four words before), "anything over 100 is too much".
+_NOT_OVER_RE = re.compile(r"\b(?:not|no|nothing|never|none|(?:don|doesn|didn|won|shouldn|wouldn|isn|aren|can)'?t|cannot)\b(?:[ \t]+[a-z']+){0,4}?[ \t]+"
+                          r"(?:over|above|more than)\s*(?:like\s+)?" + _AMOUNT
+                          + r"|\b(?:over|above|more than)\s*" + _AMOUNT
+                          + r"\s+(?:is|'s|would be|will be)\s+(?:way\s+|a bit\s+|just\s+)?(?:too\s+(?:much|pricey|pricy|"
+                          r"expensive|steep)|out of (?:my |our )?(?:budget|range))", re.I)
 _AROUND_RE = re.compile(r"(?:around|about|roughly|approximately|approx\.?|~|near|close to|budget around)\s*"
                         + _AMOUNT, re.I)
 # Everyday approximations: "35ish", "like 15", "40 or so" (a count or a size is followed by its unit, or
@@ -156,9 +163,9 @@ def parse_budget(text: str) -> Budget | None:
         if a > b:
             a, b = b, a
         return Budget(max_price=b, min_price=a)
-    m = _MAX_RE.search(low)
+    m = _MAX_RE.search(low) or _NOT_OVER_RE.search(low)
     if m:
-        return Budget(max_price=float(m.group(1)))
+        return Budget(max_price=float(next(g for g in m.groups() if g)))
     m = _MIN_RE.search(low)
     if m:
         return Budget(min_price=float(m.group(1)))
@@ -178,9 +185,10 @@ def parse_budget(text: str) -> Budget | None:
 def budget_ceiling(message: str) -> float | None:
     """The highest price the (lower-cased) message names after a price keyword or `$`, else None."""
     message = without_measures(message)
-    floors = {float(m.group(1)) for m in _MIN_RE.finditer(message)}     # "over $50" is a minimum, not a cap
+    caps = {float(next(g for g in m.groups() if g)) for m in _NOT_OVER_RE.finditer(message)}
+    floors = {float(m.group(1)) for m in _MIN_RE.finditer(message)} - caps   # "over $50" is a minimum, not a cap
     found = [x for a, b in _MENTION_RE.findall(message) if (a or b) and (x := float(a or b)) not in floors]
-    return max(found) if found else None
+    return max(found + list(caps)) if found or caps else None
 
 
 # A price asked relative to what was shown: "cheaper", "those look pricey" / "pricier", "too cheap",

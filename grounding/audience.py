@@ -65,9 +65,11 @@ def product_audiences(title: str, categories: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-# "not for women", "not a girl", "isn't for my son": who the product is NOT for.
+# "not for women", "not a girl", "isn't for my son", "not a boxy men's tee": who the product is NOT for (one
+# word between an article and the wearer, "a boxy", never without the article: "no heels womens 8" wants women's).
 _NEGATED_AUDIENCE_RE = re.compile(
-    r"\b(?:not|no|isn'?t|never|nothing)\s+(?:for\s+)?(?:(?:a|an|my|the|any)\s+)?(?:(?:little|baby)\s+)?("
+    r"\b(?:not|no|isn'?t|never|nothing)\s+(?:for\s+)?(?:(?:a|an|the|any)\s+(?:[a-z]+\s+)?|my\s+)?"
+    r"(?:(?:little|baby)\s+)?("
     + "|".join(sorted(AUDIENCE_WORDS, key=len, reverse=True)) + r")\b(?:'?s)?", re.I)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from grounding.audience import audiences_said
-from grounding.budget import Budget, names_price, parse_budget, relative_price, without_measures
+from grounding.budget import Budget, budget_ceiling, names_price, parse_budget, relative_price, without_measures
 from grounding.counts import count_agreement, count_of
 from starter.index.catalog import CatalogIndex
 from starter.people.features import FEATURES
@@ -63,10 +63,26 @@ def test_a_price_beside_a_measure_is_still_read(text: str, budget: Budget) -> No
     assert names_price(text) and parse_budget(text) == budget
 
 
+@pytest.mark.parametrize("text", [
+    "Nothing over 15 dollars.", "nothing more than $30", "I don't want to spend more than 30",
+    "dont wanna go over 30", "won't go above $30", "cannot go over 30", "anything over 30 is way too much",
+])
+def test_a_minimum_said_as_a_limit_is_a_cap(text: str) -> None:
+    assert parse_budget(text) in (Budget(max_price=30.0), Budget(max_price=15.0))
+    assert budget_ceiling(text.lower()) == parse_budget(text).max_price          # the template path's cap too
+
+
+@pytest.mark.parametrize("text", ["over $30 please", "I want something over 30 dollars", "polka dot, over $30"])
+def test_a_minimum_stays_a_minimum(text: str) -> None:
+    assert parse_budget(text) == Budget(min_price=30.0) and budget_ceiling(text.lower()) is None
+
+
 def test_who_it_is_not_for() -> None:
     assert audiences_said("its for a boy not a girl") == ({"boys"}, {"girls"})
     assert audiences_said("not for women") == (frozenset(), {"women"})
     assert audiences_said("not womens shoes, mens") == ({"men"}, {"women"})
+    assert audiences_said("women's fit, not a boxy men's tee") == ({"women"}, {"men"})
+    assert audiences_said("no heels womens 8") == ({"women"}, frozenset())    # a word between needs an article
 
 
 def test_a_correction_of_who_it_is_for_replaces_the_earlier_one() -> None:

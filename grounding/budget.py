@@ -49,6 +49,9 @@ _NOT_OVER_RE = re.compile(r"\b(?:not|no|nothing|never|none|(?:don|doesn|didn|won
                           + r"|\b(?:over|above|more than)\s*" + _AMOUNT
                           + r"\s+(?:is|'s|would be|will be)\s+(?:way\s+|a bit\s+|just\s+)?(?:too\s+(?:much|pricey|pricy|"
                           r"expensive|steep)|out of (?:my |our )?(?:budget|range))", re.I)
+# A cap said after the amount: "15 dollars max", "around 20 or less", "60 bucks at most", "25 is my limit".
+_CAP_AFTER_RE = re.compile(r"(?<![\d.])" + _AMOUNT + r"\s*(?:max(?:imum)?|tops|at (?:the )?most|or (?:less|under|below|"
+                           r"cheaper)|is (?:my|the|our) (?:limit|max|cap|ceiling))\b", re.I)
 _AROUND_RE = re.compile(r"(?:around|about|roughly|approximately|approx\.?|~|near|close to|budget around)\s*"
                         + _AMOUNT, re.I)
 # Everyday approximations: "35ish", "like 15", "40 or so" (a count or a size is followed by its unit, or
@@ -166,6 +169,11 @@ def parse_budget(text: str) -> Budget | None:
     m = _MAX_RE.search(low) or _NOT_OVER_RE.search(low)
     if m:
         return Budget(max_price=float(next(g for g in m.groups() if g)))
+    m = _CAP_AFTER_RE.search(low)
+    if m:       # "around 20 bucks max": near 20 and not above it
+        cap = float(m.group(1))
+        near = _AROUND_RE.search(low)
+        return Budget(max_price=cap, around=cap if near and float(near.group(1)) == cap else None)
     m = _MIN_RE.search(low)
     if m:
         return Budget(min_price=float(m.group(1)))
@@ -185,7 +193,7 @@ def parse_budget(text: str) -> Budget | None:
 def budget_ceiling(message: str) -> float | None:
     """The highest price the (lower-cased) message names after a price keyword or `$`, else None."""
     message = without_measures(message)
-    caps = {float(next(g for g in m.groups() if g)) for m in _NOT_OVER_RE.finditer(message)}
+    caps = {float(next(g for g in m.groups() if g)) for r in (_NOT_OVER_RE, _CAP_AFTER_RE) for m in r.finditer(message)}
     floors = {float(m.group(1)) for m in _MIN_RE.finditer(message)} - caps   # "over $50" is a minimum, not a cap
     found = [x for a, b in _MENTION_RE.findall(message) if (a or b) and (x := float(a or b)) not in floors]
     return max(found + list(caps)) if found or caps else None

@@ -56,7 +56,7 @@ def test_a_unit_closes_a_chain_of_at_most_three_numbers() -> None:
 
 @pytest.mark.parametrize("text,budget", [
     ("under 2 lbs and under $40", Budget(max_price=40.0)), ("size 10, under 80 dollars", Budget(max_price=80.0)),
-    ("womens 40 dollars max", Budget(around=40.0)),
+    ("womens 40 dollars max", Budget(max_price=40.0)),
     ("Around 60 to 70 dollars.", Budget(min_price=60.0, max_price=70.0)),
 ])
 def test_a_price_beside_a_measure_is_still_read(text: str, budget: Budget) -> None:
@@ -66,10 +66,16 @@ def test_a_price_beside_a_measure_is_still_read(text: str, budget: Budget) -> No
 @pytest.mark.parametrize("text", [
     "Nothing over 15 dollars.", "nothing more than $30", "I don't want to spend more than 30",
     "dont wanna go over 30", "won't go above $30", "cannot go over 30", "anything over 30 is way too much",
+    "Cheaper please, 15 dollars max.", "around 30 or less", "Around 30 bucks at most.", "$30 is my limit",
 ])
-def test_a_minimum_said_as_a_limit_is_a_cap(text: str) -> None:
-    assert parse_budget(text) in (Budget(max_price=30.0), Budget(max_price=15.0))
+def test_a_limit_is_a_cap(text: str) -> None:
+    assert parse_budget(text).max_price in (30.0, 15.0)
     assert budget_ceiling(text.lower()) == parse_budget(text).max_price          # the template path's cap too
+
+
+def test_around_an_amount_as_a_cap_is_both() -> None:
+    assert parse_budget("keep it around 25 or less please") == Budget(max_price=25.0, around=25.0)
+    assert parse_budget("Cheaper please, 15 dollars max.") == Budget(max_price=15.0)
 
 
 @pytest.mark.parametrize("text", ["over $30 please", "I want something over 30 dollars", "polka dot, over $30"])

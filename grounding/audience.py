@@ -49,8 +49,21 @@ _CATALOG_WORDS: dict[str, frozenset[str]] = {
 AUDIENCE_WORDS = frozenset(SHOPPER_WORDS) | {"couple"}        # words of who it is for, none of them a product word
 
 
+# Styles named after a wearer, not for one: "boy shorts for women", "a boyfriend fit shirt", "a dad hat".
+_STYLE_NAMES_RE = re.compile(r"\bboy\s*-?\s*shorts?\b|\bboyfriend\s+(?:fit|style|cut|jeans|shirts?|tees?|"
+                             r"cardigans?|sweaters?|blazers?)\b|\bdad\s+(?:hats?|caps?|sneakers|shoes)\b", re.I)
+
+
+def style_name_words(text: str) -> frozenset[str]:
+    """The wearer words of styles named after a wearer ("boy", "dad" in "boy shorts", "a dad hat"): words of
+    the product, not of whom it is for."""
+    return frozenset(w for m in _STYLE_NAMES_RE.finditer(text) for w in tokens(m.group()) if w in SHOPPER_WORDS)
+
+
 def shopper_audiences(text: str) -> frozenset[str]:
-    """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls)."""
+    """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls; a style named after a
+    wearer, "boy shorts", names none)."""
+    text = _STYLE_NAMES_RE.sub(" ", text)
     out: set[str] = {"men", "women"} if _FOR_A_COUPLE_RE.search(text) else set()
     for tok in tokens(text):
         out |= SHOPPER_WORDS.get(tok, frozenset())

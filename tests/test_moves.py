@@ -338,3 +338,11 @@ def test_a_store_named_lifts_its_products(proxy_agent) -> None:
         ranked, _ = rank_people(index, readings, facts, set(), proxy_agent.settings.people, people.brands, weights)
         stores.append([index.products[r.idx].store for r in ranked[:5]])
     assert "Vota" not in stores[0] and stores[1][0] == "Vota" and stores[1].count("Vota") >= stores[2].count("Vota")
+
+
+def test_a_style_named_after_a_wearer_names_no_wearer() -> None:
+    assert audiences_said("high waisted boy shorts for women") == ({"women"}, frozenset())
+    assert audiences_said("custom dad hat") == (frozenset(), frozenset())
+    assert audiences_said("a hat for my dad") == ({"men"}, frozenset())
+    assert query_words(said("custom dad hat")) == ["custom", "dad", "hat"]     # the product's word here
+    assert query_words(said("a hat for my dad")) == ["hat"]

@@ -1,7 +1,7 @@
 """The words of a person's message that say nothing about the product itself."""
 from __future__ import annotations
 
-from grounding.audience import AUDIENCE_WORDS
+from grounding.audience import AUDIENCE_WORDS, style_name_words
 from grounding.budget import names_price
 from grounding.person_words import PEOPLE_STOP
 from grounding.words import tokens
@@ -14,14 +14,15 @@ FOR_FOLLOWERS = frozenset("me my him her them us our ur your his the a an".split
 
 def message_words(reading: Reading) -> list[str]:
     """A free-text message's content words (and typo corrections), in order, without negated words
-    and without the numbers of a budget."""
+    and without the numbers of a budget (a wearer's word counts only in a style named after one)."""
     negated = set(reading.negated)
+    styles = style_name_words(reading.text)         # "dad hat": "dad" is a word of the product here
     budget_numbers = set(tokens(reading.text)) if names_price(reading.text) else set()
     said = tokens(reading.text)
     spelt_for = {k for k, w in enumerate(said[:-1]) if w == "4" and said[k + 1] in FOR_FOLLOWERS}
     words: list[str] = []
     for k, w in enumerate(said + sorted(reading.extra_tokens)):
-        if w in PEOPLE_STOP or w in negated or (len(w) < 2 and not w.isdigit()) or k in spelt_for:
+        if (w in PEOPLE_STOP and w not in styles) or w in negated or (len(w) < 2 and not w.isdigit()) or k in spelt_for:
             continue
         if w in budget_numbers and w.replace(".", "", 1).isdigit():
             continue

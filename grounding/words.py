@@ -126,9 +126,11 @@ RETRACTED_PLAN_WORDS = 4
 # A value that starts with a negation cue ("not red", "no leather") is itself a rejection.
 LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|anything but|none of)\s+", re.I)
 # Words after a negation that say nothing about the product ("not sure", "not quite").
+# "see" ("not see-through"): rejecting the word would count against every "see the size chart", while the
+# products that answer the wish say "not see-through" themselves.
 NEGATION_STOP = frozenset("an the one ones sorry sure quite really very much yet right it that this so bad only just "
                           "exactly necessarily big fan idea preference particular strong opinion problem worries "
-                          "matter style styles kind sort type thing things stuff".split())
+                          "matter style styles kind sort type thing things stuff see".split())
 # Negated words that are conversation, not product facts (the gate's stricter list).
 NOT_FACTS = frozenset("""sure quite exactly really too very that this those these it them one ones idea clue
 problem worries big huge fan fussed bothered picky fussy yet anymore much many more lot fan

@@ -346,3 +346,9 @@ def test_a_style_named_after_a_wearer_names_no_wearer() -> None:
     assert audiences_said("a hat for my dad") == ({"men"}, frozenset())
     assert query_words(said("custom dad hat")) == ["custom", "dad", "hat"]     # the product's word here
     assert query_words(said("a hat for my dad")) == ["hat"]
+
+
+def test_not_see_through_rejects_no_word() -> None:
+    """"see" is in most size-chart bullets; the products that answer "not see-through" say so themselves."""
+    assert said("Lightweight and not see-through.")[0].negated == ()
+    assert "see" in query_words(said("Lightweight and not see-through."))

@@ -33,6 +33,15 @@ for _w in ("kids", "kid", "kiddo", "kiddos", "children", "child", "youth", "teen
     SHOPPER_WORDS[_w] = frozenset({"boys", "girls"})
 for _w in ("unisex", "couples"):
     SHOPPER_WORDS[_w] = frozenset({"men", "women"})
+# Family words that may name a grown-up ("my son" is a boy or a man, "my teen" wears adult sizes): a product for
+# that grown-up neither agrees nor disagrees with them.
+_GROWN_UP: dict[str, frozenset[str]] = {}
+for _group, _words in (("men", "son sons grandson nephew stepson"),
+                       ("women", "daughter daughters granddaughter niece stepdaughter"),
+                       ("men women", "teen teens teenager youth")):
+    for _w in _words.split():
+        for _form in (_w, _w + "s"):
+            _GROWN_UP[_form] = frozenset(_group.split())
 # "for a couple" names two wearers; "a couple of photos", "a couple millimeters" a number.
 _FOR_A_COUPLE_RE = re.compile(r"\bfor\s+(?:a|the|my|our)?\s*couple\b(?!\s+of)", re.I)
 
@@ -58,6 +67,14 @@ def style_name_words(text: str) -> frozenset[str]:
     """The wearer words of styles named after a wearer ("boy", "dad" in "boy shorts", "a dad hat"): words of
     the product, not of whom it is for."""
     return frozenset(w for m in _STYLE_NAMES_RE.finditer(text) for w in tokens(m.group()) if w in SHOPPER_WORDS)
+
+
+def grown_up_audiences(text: str) -> frozenset[str]:
+    """The grown-ups a message's family words may also name ("for my son" -> men; see `_GROWN_UP`)."""
+    out: set[str] = set()
+    for tok in tokens(_STYLE_NAMES_RE.sub(" ", text)):
+        out |= _GROWN_UP.get(tok, frozenset())
+    return frozenset(out)
 
 
 def shopper_audiences(text: str) -> frozenset[str]:

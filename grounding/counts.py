@@ -15,10 +15,11 @@ _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
                  "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "dozen": 12, "a dozen": 12}
 _N = r"(\d{1,3}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
 _UNIT = r"(?:packs?|pk|pairs|pair|pcs|count|ct|sets?)"
-# "3 pack", "3-pack", "three pairs", "10pcs", "2 in the pack", "5 in a set"
-# "two lockets in one pack" (up to two words between the count and "in"): a count of what comes in it.
-_BEFORE_RE = re.compile(r"\b" + _N + r"(?:\s*-\s*|\s*)" + _UNIT + r"\b|\b" + _N
-                        + r"(?:\s+[a-z]+){0,2}?\s+in\s+(?:a|the|one|each)\s+(?:pack|set|box|bundle)\b", re.I)
+# "2 in the pack", "5 in a set", "two lockets in one pack", "30 pairs in one pack" (up to two words between the
+# count and "in"): a count of what comes in it, tried first so that "one pack" is not read on its own;
+# "3 pack", "3-pack", "three pairs", "10pcs".
+_BEFORE_RE = re.compile(r"\b" + _N + r"(?:\s+[a-z]+){0,2}?\s+in\s+(?:a|the|one|each)\s+(?:pack|set|box|bundle)\b|\b"
+                        + _N + r"(?:\s*-\s*|\s*)" + _UNIT + r"\b", re.I)
 # "pack of 3", "set of three", "bundle of 2"
 _AFTER_RE = re.compile(r"\b(?:multi-?\s?)?(?:pack|set|bundle|box|pair)s?\s+of\s+" + _N + r"\b", re.I)
 MAX_COUNT = 100     # hand-set bound: "250 pcs" of beads is a count, "1000 pack" is a typo or an id

@@ -352,3 +352,20 @@ def test_not_see_through_rejects_no_word() -> None:
     """"see" is in most size-chart bullets; the products that answer "not see-through" say so themselves."""
     assert said("Lightweight and not see-through.")[0].negated == ()
     assert "see" in query_words(said("Lightweight and not see-through."))
+
+
+def test_what_comes_in_one_pack_is_the_count() -> None:
+    assert count_of("It's 30 pairs in one pack.") == 30 and count_of("There are four pairs in one pack.") == 4
+    assert count_of("I thought I wanted one pair, but a two-pack would be even better.") == 2
+
+
+def test_a_son_may_be_grown_up() -> None:
+    """"for my son": a boy's product agrees, a man's neither agrees nor disagrees, a woman's disagrees."""
+    from starter.people.features import _audience_agreement
+    facts = conversation_facts(said("basketball shorts for my son"))
+    assert facts.audiences == {"boys"} and facts.grown_up == {"men"}
+    assert [_audience_agreement(frozenset({a}), facts) for a in ("boys", "men", "women")] == [1.0, 0.0, -1.0]
+    facts = conversation_facts(said("basketball shorts for my son", "sorry, for my husband"))
+    assert facts.audiences == {"men"} and facts.grown_up == frozenset()       # the correction replaces both
+    facts = conversation_facts(said("shorts for my son", "not for a grown man, he's 8"))
+    assert facts.grown_up == frozenset()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from grounding.audience import audiences_said
+from grounding.audience import audiences_said, grown_up_audiences
 from grounding.brands import BrandMention, BrandRejection
 from grounding.counts import count_of
 from grounding.budget import PRICE_CUES, Budget, names_price, parse_budget, relative_price
@@ -28,6 +28,7 @@ class Facts:
     brand_refusals: tuple[BrandRejection, ...] = ()
     not_for: frozenset[str] = frozenset()               # audiences ruled out ("not for women")
     count: int | None = None                            # how many in the pack ("a 3 pack"), the latest said
+    grown_up: frozenset[str] = frozenset()              # whom the audience words may also mean ("son": men)
 
 
 def conversation_facts(readings: list[Reading], brands: Brands | None = None,
@@ -37,6 +38,7 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
     budget said, and the brands named.  `shown_prices[t]`: the prices shown after message t, which a
     relative price move ("cheaper", "those look pricey") is read against."""
     audiences: frozenset[str] = frozenset()
+    grown_up: frozenset[str] = frozenset()
     not_for: frozenset[str] = frozenset()
     negated: set[str] = set()
     budget: Budget | None = None
@@ -55,7 +57,8 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
             named += [m.store for m in mentions if m.store not in named]
             misspelt += [m.store for m in mentions if m.source == "fuzzy" and m.store not in misspelt]
         said, ruled_out = audiences_said(r.text)
-        audiences = said or audiences
+        if said:
+            audiences, grown_up = said, grown_up_audiences(r.text) - said
         not_for = (not_for - said) | ruled_out
         negated = (negated - set(tokens(r.text))) | set(r.negated)
         count = count_of(r.text) or count
@@ -64,7 +67,7 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
     last_is_free = bool(readings) and not readings[-1].template
     return Facts(audiences - not_for, frozenset(negated), budget, tuple(named), tuple(misspelt),
                  tuple(mentions) if last_is_free else (), tuple(refusals) if last_is_free else (), not_for,
-                 count)
+                 count, grown_up - not_for)
 
 
 def says_a_fact(text: str) -> bool:

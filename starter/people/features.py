@@ -149,13 +149,16 @@ def _budget_columns(rows: list, facts: Facts, cfg: PeopleSettings) -> np.ndarray
 
 
 def _audience_agreement(audience: frozenset[str], facts: Facts) -> float:
-    """+1 for whom the shopper named, -1 for someone else or only for whom they ruled out, 0 unsaid."""
+    """+1 for whom the shopper named, -1 for someone else or only for whom they ruled out, 0 unsaid or a
+    grown-up the family word may mean ("my son": a man's product)."""
     if not audience:
         return 0.0
     if audience <= facts.not_for:
         return -1.0
     if facts.audiences:
-        return 1.0 if audience & facts.audiences else -1.0
+        if audience & facts.audiences:
+            return 1.0
+        return 0.0 if audience & facts.grown_up else -1.0      # a man's shirt for "my son": maybe
     return 0.0
 
 

@@ -7,6 +7,7 @@ negation often reaches further than that one word:
   plastic bubble ones";
 - past an intensifier or "one of those": "not super thick" rejects "thick", not "super";
 - a shade names its colour: "not dark brown" rejects "brown", which "dark" only qualifies.
+A verb after "does not" / "will not" says what the product does ("it does not slip"): nothing is rejected.
 A noun after a modifier stays wanted: "not a party dress", "not full briefs", "not a tiny card holder"
 reject the modifier only (the shopper still wants a dress, briefs, a card holder).
 """
@@ -33,12 +34,17 @@ _BENEFIT_VERB = re.compile(r"\s+(?:gets?|comes?|shows?|showing|leaks?|sticks?|di
                            r"goes|peeks?|pokes?|seeps?|escapes?|rides?|bunch(?:es)?|pinch(?:es)?|itch(?:es)?)\b")
 
 
+# "it does not slip", "so it will not fade": "not" after an auxiliary negates what the product does.
+_AUXILIARY_BEFORE = re.compile(r"\b(?:do|does|did|will|would|should|could|can|must|may|might)\s+$")
+
+
 def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str]]:
     """(the phrase as said from its cue to the word, the rejected word) for every word a negation in the
     lower-cased `low` rejects, in order; `negatable` tells a product word from conversation ("not sure")."""
     out: list[tuple[str, str]] = []
     for m in NEGATION_RE.finditer(low):
-        if not negatable(m.group(1)) or _BENEFIT_VERB.match(low, m.end(1)):
+        if not negatable(m.group(1)) or _BENEFIT_VERB.match(low, m.end(1)) \
+                or _AUXILIARY_BEFORE.search(low, max(0, m.start() - 12), m.start()):
             continue
         start = m.start()
         word, end = _colour_of_shade(low, m.group(1), m.end(1))

@@ -369,3 +369,8 @@ def test_a_son_may_be_grown_up() -> None:
     assert facts.audiences == {"men"} and facts.grown_up == frozenset()       # the correction replaces both
     facts = conversation_facts(said("shorts for my son", "not for a grown man, he's 8"))
     assert facts.grown_up == frozenset()
+
+
+def test_not_after_an_auxiliary_says_what_the_product_does() -> None:
+    assert said("Rubber sole that does not slip.")[0].negated == ()
+    assert said("it will not fade, not polyester")[0].negated == ("polyester",)

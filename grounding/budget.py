@@ -57,7 +57,7 @@ _AROUND_RE = re.compile(r"(?:around|about|roughly|approximately|approx\.?|~|near
 # Everyday approximations: "35ish", "like 15", "40 or so" (a count or a size is followed by its unit, or
 # is too small to be a price).
 _ROUGH_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*(?:-?ish|or so)\b|\blike\s+\$?" + _NUMBER
-                       + r"(?!\s*(?:%|percent|pairs?|packs?|pcs|pieces|sets?|inch|inches|in\b|x\b|times|years?|"
+                       + r"(?!\+?\s*(?:%|percent|pairs?|packs?|pcs|pieces|sets?|inch|inches|in\b|x\b|times|years?|"
                        r"months?|colou?rs?|pockets?))\b", re.I)
 ROUGH_MIN_PRICE = 10.0        # hand-set: "like 2" or "8ish" is a count or a size, not a price
 _BARE_RE = re.compile(r"\$\s*" + _NUMBER + r"|" + _NUMBER + r"\s*(?:dollars?|bucks|usd)\b|^\s*" + _NUMBER + r"\s*$",
@@ -83,12 +83,14 @@ _QUANTITY = r"\d+(?:\.\d+)?(?:\s+and\s+a\s+half|\s*-?\s*1/2)?"
 _UNITS = (r"pounds?|lbs?|oz|ounces?|kgs?|kilos?|kilograms?|grams?|inch(?:es)?|ft|feet|foot|cm|mm|"
           r"(?:milli|centi)?met(?:er|re)s?|degrees?|percent|years?|yrs?|months?|weeks?|days?|hours?|hrs?|miles?|"
           r"mph|lit(?:er|re)s?|ml|x{0,4}l|x{1,4}s|x|t|cards?|pockets?|slots?|compartments?|colou?rs?|pieces?|pcs|"
-          r"pairs?|packs?|sets?|kids?|items?|in(?=\s+(?:long|wide|tall|high|across|thick|deep|length|inseam)\b)")
+          r"pairs?|packs?|sets?|kids?|items?|in(?=\s+(?:long|wide|tall|high|across|thick|deep|length|inseam)\b|\s*(?:[.,;!?)]|$))")
 _SIZE_NUMBER = (r"\b(?:sizes?|us|uk|eu|women'?s|men'?s|kids'?)\s+\d+(?:\.\d+)?(?:\s*(?:-|–|to|or)\s*\d+(?:\.\d+)?)?"
                 r"(?![\d.]|\s*(?:\$|dollars?|bucks|usd)\b)")
 # (At most three numbers in a chain, "3 by 4 by 5 inches": a bound that keeps the search linear in the text.)
-_MEASURE_RE = re.compile(r"\b" + _QUANTITY + r"(?:\s*(?:x|by|-|–|to|up to|and|or)\s*" + _QUANTITY + r"){0,2}\s*-?\s*"
-                         r"(?:" + _UNITS + r")\b(?!\s*\d)|\b\d+\s*(?:°|%|\")|" + _SIZE_NUMBER, re.I)
+# A ratio ("60/40" cotton and polyester, "24/7") is no price either.
+_MEASURE_RE = re.compile(r"\b" + _QUANTITY + r"\+?(?:\s*(?:x|by|-|–|to|up to|and|or)\s*" + _QUANTITY
+                         + r"){0,2}\s*-?\s*(?:" + _UNITS + r")\b(?!\s*\d)|\b\d+\s*(?:°|%|\")|\b\d+\s*/\s*\d+\b|"
+                         + _SIZE_NUMBER, re.I)
 
 
 def without_measures(text: str) -> str:

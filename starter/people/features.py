@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
 from grounding.negation import states_present
 from grounding.topk import best_first
-from grounding.words import COLORS, tokens
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import Facts, budget_misfit
 from starter.people.words import message_words, query_words
@@ -130,7 +130,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
             x[:, COLUMN[name]] = budget[:, k]
         x[:, COLUMN["price_unknown"]] = [1.0 if p.price is None or p.price <= 0 else 0.0 for p in rows]
     if said_colours:
-        x[:, COLUMN["colour"]] = [_colour_agreement(p.title, said_colours) for p in rows]
+        x[:, COLUMN["colour"]] = [colour_agreement(p.title, said_colours) for p in rows]
     if facts.count is not None:
         x[:, COLUMN["count"]] = [count_agreement(facts.count, p.title) for p in rows]
     if facts.brands:
@@ -175,13 +175,3 @@ def _relative(scores: np.ndarray) -> np.ndarray:
     """Scores over the best among the candidates (all zero when none matches)."""
     top = float(scores.max()) if len(scores) else 0.0
     return scores / top if top > 0 else np.zeros_like(scores)
-
-
-def _colour_agreement(title: str, said: frozenset[str]) -> float:
-    """+1 when the title names a colour the shopper said, -1 when it names colours but none of them."""
-    if not said:
-        return 0.0
-    named = {w for w in tokens(title) if w in COLORS}
-    if not named:
-        return 0.0
-    return 1.0 if named & said else -1.0

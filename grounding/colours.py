@@ -1,0 +1,59 @@
+"""Colour families: whether the colour a shopper says is the colour a title names.
+
+People say the basic word ("gray", "red", "green") for a colour a title names
+by its shade or its other spelling ("Dark Grey", "Burgundy", "Neo Mint"), so
+words are compared by family, and a shade may belong to two ("coral" is pink
+and orange).  Words of tone or pattern ("dark", "light", "leopard", "camo")
+name no family; a multicoloured title agrees with every colour and disagrees
+with none.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from grounding.words import tokens
+
+_FAMILY_WORDS = {
+    "black": "black jet onyx",
+    "white": "white ivory cream snow",
+    "gray": "gray grey charcoal smoke slate graphite",
+    "blue": "blue navy teal turquoise aqua cyan indigo sapphire cobalt",
+    "red": "red maroon burgundy wine ruby crimson scarlet cherry",
+    "pink": "pink rose fuchsia magenta coral blush salmon",
+    "purple": "purple lavender lilac violet plum mauve",
+    "green": "green olive mint emerald sage teal khaki",
+    "yellow": "yellow mustard lemon",
+    "orange": "orange rust apricot peach coral tangerine",
+    "brown": "brown tan camel taupe khaki chocolate coffee mocha rust bronze cognac",
+    "beige": "beige nude cream khaki tan camel taupe champagne ivory sand oatmeal",
+    "gold": "gold champagne",
+    "silver": "silver",
+}
+FAMILIES: dict[str, frozenset[str]] = {}
+for _family, _words in _FAMILY_WORDS.items():
+    for _w in _words.split():
+        FAMILIES[_w] = FAMILIES.get(_w, frozenset()) | {_family}
+MULTICOLOURED = frozenset("multicolor multicolored multicolour multicoloured multi rainbow assorted".split())
+
+
+def families(words: Iterable[str]) -> frozenset[str]:
+    """The colour families the words name (a word of no family names none)."""
+    out: set[str] = set()
+    for w in words:
+        out |= FAMILIES.get(w, frozenset())
+    return frozenset(out)
+
+
+def colour_agreement(title: str, said: Iterable[str]) -> float:
+    """+1 when the title names a colour of a family the shopper said, -1 when it names colours of other
+    families only, 0 when either names none or the title is multicoloured."""
+    wanted = families(said)
+    if not wanted:
+        return 0.0
+    words = tokens(title)
+    if MULTICOLOURED & set(words):
+        return 0.0
+    named = families(words)
+    if not named:
+        return 0.0
+    return 1.0 if named & wanted else -1.0

@@ -379,3 +379,9 @@ def test_not_after_an_auxiliary_says_what_the_product_does() -> None:
 @pytest.mark.parametrize("text", ["Cotton and polyester, about 60/40.", "like 40+ pairs, boho", "fits wrists up to 8 in"])
 def test_ratios_and_measures_are_no_prices(text: str) -> None:
     assert not names_price(text)
+
+
+def test_plus_size_keeps_plus() -> None:
+    assert query_words(said("plus size leggings")) == ["plus", "size", "leggings"]
+    assert query_words(said("my size is plus")) == ["size", "plus"]
+    assert query_words(said("Plus, it has pockets")) == ["pockets"]       # "plus" as "also" stays out

@@ -1,6 +1,8 @@
 """The words of a person's message that say nothing about the product itself."""
 from __future__ import annotations
 
+import re
+
 from grounding.audience import AUDIENCE_WORDS, style_name_words
 from grounding.budget import names_price
 from grounding.person_words import PEOPLE_STOP
@@ -8,6 +10,8 @@ from grounding.words import tokens
 from starter.reading.understand import Reading
 
 __all__ = ["PEOPLE_STOP", "message_words", "query_words"]
+# "plus size", "my size is plus": "plus" (a stop word as "also") names the product's cut here.
+_PLUS_SIZE_RE = re.compile(r"\bplus[\s-]*siz|\bsizes?\s+(?:is\s+|are\s+)?plus\b", re.I)
 # Chat shorthand: "boots 4 my boy", "4 me" -- a "4" before a pronoun, article or wearer is "for", not a number.
 FOR_FOLLOWERS = frozenset("me my him her them us our ur your his the a an".split()) | AUDIENCE_WORDS
 
@@ -16,13 +20,14 @@ def message_words(reading: Reading) -> list[str]:
     """A free-text message's content words (and typo corrections), in order, without negated words
     and without the numbers of a budget (a wearer's word counts only in a style named after one)."""
     negated = set(reading.negated)
-    styles = style_name_words(reading.text)         # "dad hat": "dad" is a word of the product here
+    # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size".
+    kept = style_name_words(reading.text) | ({"plus"} if _PLUS_SIZE_RE.search(reading.text) else set())
     budget_numbers = set(tokens(reading.text)) if names_price(reading.text) else set()
     said = tokens(reading.text)
     spelt_for = {k for k, w in enumerate(said[:-1]) if w == "4" and said[k + 1] in FOR_FOLLOWERS}
     words: list[str] = []
     for k, w in enumerate(said + sorted(reading.extra_tokens)):
-        if (w in PEOPLE_STOP and w not in styles) or w in negated or (len(w) < 2 and not w.isdigit()) or k in spelt_for:
+        if (w in PEOPLE_STOP and w not in kept) or w in negated or (len(w) < 2 and not w.isdigit()) or k in spelt_for:
             continue
         if w in budget_numbers and w.replace(".", "", 1).isdigit():
             continue

@@ -44,14 +44,14 @@ _MAX_RE = re.compile(r"(?:under|below|less than|at most|max(?:imum)?|up to|no mo
 _MIN_RE = re.compile(r"(?:over|above|more than|at least|min(?:imum)?|>=?)\s*(?:like\s+)?" + _AMOUNT, re.I)
 # A minimum said as a limit is a cap: "nothing over 25", "I don't want to spend more than 30", "won't go
 # above $40" (a negation up to four words before), "anything over 100 is too much".
-_NOT_OVER_RE = re.compile(r"\b(?:not|no|nothing|never|none|(?:don|doesn|didn|won|shouldn|wouldn|isn|aren|can)'?t|cannot)\b(?:[ \t]+[a-z']+){0,4}?[ \t]+"
-                          r"(?:over|above|more than)\s*(?:like\s+)?" + _AMOUNT
+_NOT_OVER_RE = re.compile(r"\b(?:not|no|nothing|never|none|(?:don|doesn|didn|won|shouldn|wouldn|isn|aren|can)'?t|"
+                          r"cannot)\b(?:[ \t]+[a-z']+){0,4}?[ \t]+(?:over|above|more than)\s*(?:like\s+)?" + _AMOUNT
                           + r"|\b(?:over|above|more than)\s*" + _AMOUNT
-                          + r"\s+(?:is|'s|would be|will be)\s+(?:way\s+|a bit\s+|just\s+)?(?:too\s+(?:much|pricey|pricy|"
-                          r"expensive|steep)|out of (?:my |our )?(?:budget|range))", re.I)
+                          + r"\s+(?:is|'s|would be|will be)\s+(?:way\s+|a bit\s+|just\s+)?"
+                          r"(?:too\s+(?:much|pricey|pricy|expensive|steep)|out of (?:my |our )?(?:budget|range))", re.I)
 # A cap said after the amount: "15 dollars max", "around 20 or less", "60 bucks at most", "25 is my limit".
-_CAP_AFTER_RE = re.compile(r"(?<![\d.])" + _AMOUNT + r"\s*(?:max(?:imum)?|tops|at (?:the )?most|or (?:less|under|below|"
-                           r"cheaper)|is (?:my|the|our) (?:limit|max|cap|ceiling))\b", re.I)
+_CAP_AFTER_RE = re.compile(r"(?<![\d.])" + _AMOUNT + r"\s*(?:max(?:imum)?|tops|at (?:the )?most|"
+                           r"or (?:less|under|below|cheaper)|is (?:my|the|our) (?:limit|max|cap|ceiling))\b", re.I)
 _AROUND_RE = re.compile(r"(?:around|about|roughly|approximately|approx\.?|~|near|close to|budget around)\s*"
                         + _AMOUNT, re.I)
 # Everyday approximations: "35ish", "like 15", "40 or so" (a count or a size is followed by its unit, or
@@ -83,7 +83,8 @@ _QUANTITY = r"\d+(?:\.\d+)?(?:\s+and\s+a\s+half|\s*-?\s*1/2)?"
 _UNITS = (r"pounds?|lbs?|oz|ounces?|kgs?|kilos?|kilograms?|grams?|inch(?:es)?|ft|feet|foot|cm|mm|"
           r"(?:milli|centi)?met(?:er|re)s?|degrees?|percent|years?|yrs?|months?|weeks?|days?|hours?|hrs?|miles?|"
           r"mph|lit(?:er|re)s?|ml|x{0,4}l|x{1,4}s|x|t|cards?|pockets?|slots?|compartments?|colou?rs?|pieces?|pcs|"
-          r"pairs?|packs?|sets?|kids?|items?|in(?=\s+(?:long|wide|tall|high|across|thick|deep|length|inseam)\b|\s*(?:[.,;!?)]|$))")
+          r"pairs?|packs?|sets?|kids?|items?|"
+          r"in(?=\s+(?:long|wide|tall|high|across|thick|deep|length|inseam)\b|\s*(?:[.,;!?)]|$))")
 _SIZE_NUMBER = (r"\b(?:sizes?|us|uk|eu|women'?s|men'?s|kids'?)\s+\d+(?:\.\d+)?(?:\s*(?:-|–|to|or)\s*\d+(?:\.\d+)?)?"
                 r"(?![\d.]|\s*(?:\$|dollars?|bucks|usd)\b)")
 # (At most three numbers in a chain, "3 by 4 by 5 inches": a bound that keeps the search linear in the text.)
@@ -195,7 +196,8 @@ def parse_budget(text: str) -> Budget | None:
 def budget_ceiling(message: str) -> float | None:
     """The highest price the (lower-cased) message names after a price keyword or `$`, else None."""
     message = without_measures(message)
-    caps = {float(next(g for g in m.groups() if g)) for r in (_NOT_OVER_RE, _CAP_AFTER_RE) for m in r.finditer(message)}
+    caps = {float(next(g for g in m.groups() if g))
+            for rx in (_NOT_OVER_RE, _CAP_AFTER_RE) for m in rx.finditer(message)}
     floors = {float(m.group(1)) for m in _MIN_RE.finditer(message)} - caps   # "over $50" is a minimum, not a cap
     found = [x for a, b in _MENTION_RE.findall(message) if (a or b) and (x := float(a or b)) not in floors]
     return max(found + list(caps)) if found or caps else None

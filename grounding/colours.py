@@ -4,8 +4,8 @@ People say the basic word ("gray", "red", "green") for a colour a title names
 by its shade or its other spelling ("Dark Grey", "Burgundy", "Neo Mint"), so
 words are compared by family, and a shade may belong to two ("coral" is pink
 and orange).  Words of tone or pattern ("dark", "light", "leopard", "camo")
-name no family; a multicoloured title agrees with every colour and disagrees
-with none.
+name no family; a multicoloured title neither agrees nor disagrees with any
+colour said.
 """
 from __future__ import annotations
 

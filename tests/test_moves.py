@@ -376,7 +376,8 @@ def test_not_after_an_auxiliary_says_what_the_product_does() -> None:
     assert said("it will not fade, not polyester")[0].negated == ("polyester",)
 
 
-@pytest.mark.parametrize("text", ["Cotton and polyester, about 60/40.", "like 40+ pairs, boho", "fits wrists up to 8 in"])
+@pytest.mark.parametrize("text", ["Cotton and polyester, about 60/40.", "like 40+ pairs, boho",
+                                  "fits wrists up to 8 in"])
 def test_ratios_and_measures_are_no_prices(text: str) -> None:
     assert not names_price(text)
 

@@ -33,8 +33,9 @@ class Facts:
 
 def conversation_facts(readings: list[Reading], brands: Brands | None = None,
                        shown_prices: list[list[float]] | None = None) -> Facts:
-    """Who it is for (the latest message that says so wins: a correction replaces, never adds), who it is
-    not for, how many in the pack (the latest said), negated words (a word said again later without a negation is wanted after all), the latest
+    """Who it is for (the latest message that says so wins: a correction replaces, never adds) and which
+    grown-ups its family words may also mean ("my son": men), who it is not for, how many in the pack (the
+    latest said), negated words (a word said again later without a negation is wanted after all), the latest
     budget said, and the brands named.  `shown_prices[t]`: the prices shown after message t, which a
     relative price move ("cheaper", "those look pricey") is read against."""
     audiences: frozenset[str] = frozenset()

@@ -39,7 +39,7 @@ FEATURES: tuple[str, ...] = (
     "description",    # everything said, description
     "last",           # the latest message alone, every field
     "opening_type",   # the opening alone, title and category path
-    "audience",       # +1 the product is for whom the shopper named, -1 for someone else, 0 unsaid
+    "audience",       # +1 for whom the shopper named, -1 for someone else, 0 unsaid (or a grown-up "son" may mean)
     "negated",        # 1: the product holds a word the shopper ruled out
     "over_budget",    # log ratio of the price over the cap (or above the "around") said, 0 inside it
     "under_budget",   # log ratio of the price under the floor (or below the "around") said, 0 inside it

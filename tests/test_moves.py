@@ -188,6 +188,8 @@ def test_the_steering_conversation_behaves_as_a_shopper_expects(proxy_agent) -> 
         understood = agent.sessions["steer"].traces[-1].understood
         if turn == 1:
             assert "men" in p.audience and "black" in p.title.lower() and "sneaker" in p.title.lower()
+        if turn == 2:                                          # "size 10" matches no women's "... Size 10"
+            assert "men" in p.audience and "women" not in p.audience
         if turn >= 4:
             assert "black → white" in understood and "black" not in understood
         if turn == 4:
@@ -386,3 +388,10 @@ def test_plus_size_keeps_plus() -> None:
     assert query_words(said("plus size leggings")) == ["plus", "size", "leggings"]
     assert query_words(said("my size is plus")) == ["size", "plus"]
     assert query_words(said("Plus, it has pockets")) == ["pockets"]       # "plus" as "also" stays out
+
+
+def test_a_size_said_is_no_query_word() -> None:
+    """The catalog lists a product once for all its sizes: "size 10" would match only titles naming one."""
+    assert query_words(said("no, I meant shoes, size 10")) == ["shoes"]
+    assert query_words(said("my size is medium")) == []
+    assert query_words(said("24 inch chain")) == ["24", "inch", "chain"]

@@ -60,11 +60,11 @@ def test_audiences_of_shoppers_and_products() -> None:
     assert product_audiences("Plain tee", ["Clothing", "Girls", "Tops"]) == {"girls"}
 
 
-def test_the_query_is_cumulative_without_filler_audience_negations_or_budget_numbers() -> None:
+def test_the_query_is_cumulative_without_filler_audience_negations_budget_numbers_or_sizes() -> None:
     readings = [read("looking for black leather boots for my husband, under 80 dollars"),
-                read("not suede please, size 10", 2, negated=("suede",))]
+                read("not suede please, size 10, wide", 2, negated=("suede",))]
     words = query_words(readings)
-    assert words == ["black", "leather", "boots", "size", "10"]
+    assert words == ["black", "leather", "boots", "wide"]
     facts = conversation_facts(readings)
     assert facts.audiences == {"men"} and facts.negated == {"suede"} and facts.budget == Budget(max_price=80.0)
 

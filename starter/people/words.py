@@ -12,24 +12,30 @@ from starter.reading.understand import Reading
 __all__ = ["PEOPLE_STOP", "message_words", "query_words"]
 # "plus size", "my size is plus": "plus" (a stop word as "also") names the product's cut here.
 _PLUS_SIZE_RE = re.compile(r"\bplus[\s-]*siz|\bsizes?\s+(?:is\s+|are\s+)?plus\b", re.I)
+# A size said ("size 10", "my size is medium", "sizes 8.5"): the catalog lists a product once for all its sizes,
+# so these words match only the rare title that names one size ("... Sneakers All Black Size 10"), not the product.
+_SIZE_SAID_RE = re.compile(r"\bsizes?\s+(?:is\s+|are\s+)?(?:(?:us|uk|eu|womens?|mens?)\s+)?"
+                           r"(?:\d+(?:\.\d+)?|x{0,3}s|x{0,3}l|\d?x+l|small|medium|large|x+-?large)\b", re.I)
 # Chat shorthand: "boots 4 my boy", "4 me" -- a "4" before a pronoun, article or wearer is "for", not a number.
 FOR_FOLLOWERS = frozenset("me my him her them us our ur your his the a an".split()) | AUDIENCE_WORDS
 
 
 def message_words(reading: Reading) -> list[str]:
     """A free-text message's content words (and typo corrections), in order, without negated words
-    and without the numbers of a budget (a wearer's word counts only in a style named after one)."""
+    and without the numbers of a budget or the words of a size said (a wearer's word counts only in a style
+    named after one)."""
     negated = set(reading.negated)
     # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size".
     kept = style_name_words(reading.text) | ({"plus"} if _PLUS_SIZE_RE.search(reading.text) else set())
     budget_numbers = set(tokens(reading.text)) if names_price(reading.text) else set()
+    sizes = {w for m in _SIZE_SAID_RE.finditer(reading.text) for w in tokens(m.group())}
     said = tokens(reading.text)
     spelt_for = {k for k, w in enumerate(said[:-1]) if w == "4" and said[k + 1] in FOR_FOLLOWERS}
     words: list[str] = []
     for k, w in enumerate(said + sorted(reading.extra_tokens)):
         if (w in PEOPLE_STOP and w not in kept) or w in negated or (len(w) < 2 and not w.isdigit()) or k in spelt_for:
             continue
-        if w in budget_numbers and w.replace(".", "", 1).isdigit():
+        if (w in budget_numbers and w.replace(".", "", 1).isdigit()) or w in sizes:
             continue
         if w not in words:
             words.append(w)

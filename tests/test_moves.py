@@ -169,6 +169,8 @@ def test_what_was_understood_shows_corrections() -> None:
     from starter.people.facts import understood
     readings = said("black sneakers for my husband", "not that one, white instead of black", "not for women")
     assert understood(readings, conversation_facts(readings)) == ("men's", "black → white", "not for women")
+    readings = said("a black dress", "not too pricey")
+    assert understood(readings, conversation_facts(readings)) == ("black", "not too pricey")   # said once
 
 
 STEERING = Path(__file__).resolve().parents[1] / "demo" / "conversations" / "steering.txt"

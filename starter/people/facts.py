@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from grounding.audience import audiences_said, grown_up_audiences
 from grounding.brands import BrandMention, BrandRejection
 from grounding.counts import count_of
-from grounding.budget import PRICE_CUES, Budget, names_price, parse_budget, relative_price
+from grounding.budget import NEGATABLE_PRICE_WORDS, PRICE_CUES, Budget, names_price, parse_budget, relative_price
 from grounding.words import tokens
 from starter.people.brands import Brands
 from starter.reading.understand import Reading
@@ -147,7 +147,7 @@ def understood(readings: list[Reading], facts: Facts) -> tuple[str, ...]:
     budget = _budget_label(facts.budget)
     out += [budget] if budget else []
     out += [f"not for {a}" for a in ("women", "men", "girls", "boys", "baby") if a in facts.not_for]
-    out += [f"not {w}" for w in sorted(facts.negated) if w not in corrected]
+    out += [f"not {w}" for w in sorted(facts.negated) if w not in corrected and w not in NEGATABLE_PRICE_WORDS]
     return tuple(out)
 
 

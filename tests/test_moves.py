@@ -397,3 +397,5 @@ def test_a_size_said_is_no_query_word() -> None:
     assert query_words(said("no, I meant shoes, size 10")) == ["shoes"]
     assert query_words(said("my size is medium")) == []
     assert query_words(said("24 inch chain")) == ["24", "inch", "chain"]
+    assert query_words(said("for my 10 year old, she's 12 years old")) == []          # ages neither
+    assert query_words(said("a 3 pack")) == ["3", "pack"]

@@ -16,19 +16,23 @@ _PLUS_SIZE_RE = re.compile(r"\bplus[\s-]*siz|\bsizes?\s+(?:is\s+|are\s+)?plus\b"
 # so these words match only the rare title that names one size ("... Sneakers All Black Size 10"), not the product.
 _SIZE_SAID_RE = re.compile(r"\bsizes?\s+(?:is\s+|are\s+)?(?:(?:us|uk|eu|womens?|mens?)\s+)?"
                            r"(?:\d+(?:\.\d+)?|x{0,3}s|x{0,3}l|\d?x+l|small|medium|large|x+-?large)\b", re.I)
+# An age said ("my 10 year old", "she's 8", "a 3yo"): whom the product is for, no words of the product.
+_AGE_SAID_RE = re.compile(r"\b\d{1,2}\s*-?\s*(?:years?|yrs?|yo|y/o|months?|mos?)(?:\s*-?\s*old)?\b|"
+                          r"\b(?:he|she|they)(?:'s|s|\s+is|\s+are|'re)\s+\d{1,2}(?:\s*(?:years?|yrs?)(?:\s+old)?)?\b",
+                          re.I)
 # Chat shorthand: "boots 4 my boy", "4 me" -- a "4" before a pronoun, article or wearer is "for", not a number.
 FOR_FOLLOWERS = frozenset("me my him her them us our ur your his the a an".split()) | AUDIENCE_WORDS
 
 
 def message_words(reading: Reading) -> list[str]:
     """A free-text message's content words (and typo corrections), in order, without negated words
-    and without the numbers of a budget or the words of a size said (a wearer's word counts only in a style
-    named after one)."""
+    and without the numbers of a budget or the words of a size or an age said (a wearer's word counts only in
+    a style named after one)."""
     negated = set(reading.negated)
     # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size".
     kept = style_name_words(reading.text) | ({"plus"} if _PLUS_SIZE_RE.search(reading.text) else set())
     budget_numbers = set(tokens(reading.text)) if names_price(reading.text) else set()
-    sizes = {w for m in _SIZE_SAID_RE.finditer(reading.text) for w in tokens(m.group())}
+    sizes = {w for rx in (_SIZE_SAID_RE, _AGE_SAID_RE) for m in rx.finditer(reading.text) for w in tokens(m.group())}
     said = tokens(reading.text)
     spelt_for = {k for k, w in enumerate(said[:-1]) if w == "4" and said[k + 1] in FOR_FOLLOWERS}
     words: list[str] = []

@@ -20,7 +20,8 @@ _SPELLED = {"ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "
             "seventy": 70, "eighty": 80, "ninety": 90, "a hundred": 100, "one hundred": 100, "hundred": 100,
             "two hundred": 200, "a couple hundred": 200}
 _SPELLED_WORDS = "(" + "|".join(sorted(_SPELLED, key=len, reverse=True)) + ")"
-_SPELLED_RE = re.compile(r"\b(?:(?<=under )|(?<=below )|(?<=around )|(?<=about )|(?<=up to )|(?<=over ))"
+_SPELLED_RE = re.compile(r"\b(?:(?<=under )|(?<=below )|(?<=around )|(?<=about )|(?<=up to )|(?<=over )|(?<=less than )|"
+                         r"(?<=more than )|(?<=max )|(?<=budget )|(?<=budget is ))"
                          + _SPELLED_WORDS + r"\b|\b" + _SPELLED_WORDS
                          + r"\b(?=\s*(?:dollars?|bucks|usd)\b|\s*(?:or so|ish)\b)", re.I)
 _AMOUNT = r"\$?\s*" + _NUMBER + r"\s*(?:\$|dollars?|bucks|usd)?"
@@ -39,7 +40,8 @@ BUDGET_WORDS = frozenset("under below less than at most max maximum up to cheape
                          "bucks usd price priced cost costs pricey expensive cheap".split())
 
 _RANGE_RE = re.compile(r"(?:between\s+)?(?<![\d.])\$?\s*" + _NUMBER + r"\s*(?:-|–|to|and)\s*" + _AMOUNT, re.I)
-_MAX_RE = re.compile(r"(?:under|below|less than|at most|max(?:imum)?|up to|no more than|not more than|<=?|"
+_MAX_RE = re.compile(r"(?:under|below|less than|at most|max(?:imum)?(?: budget| price)?(?: is| of)?|up to|no more than|"
+                     r"not more than|<=?|"
                      r"cheaper than|within|budget of|budget is|budget:)\s*(?:like\s+)?" + _AMOUNT, re.I)
 _MIN_RE = re.compile(r"(?:over|above|more than|at least|min(?:imum)?|>=?)\s*(?:like\s+)?" + _AMOUNT, re.I)
 # A minimum said as a limit is a cap: "nothing over 25", "I don't want to spend more than 30", "won't go

@@ -73,6 +73,12 @@ def test_a_limit_is_a_cap(text: str) -> None:
     assert budget_ceiling(text.lower()) == parse_budget(text).max_price          # the template path's cap too
 
 
+@pytest.mark.parametrize("text,cap", [("less than a hundred", 100.0), ("max budget 70", 70.0),
+                                      ("no more than a hundred dollars", 100.0), ("maximum price of 40", 40.0)])
+def test_a_cap_in_other_words(text: str, cap: float) -> None:
+    assert parse_budget(text) == Budget(max_price=cap)
+
+
 def test_around_an_amount_as_a_cap_is_both() -> None:
     assert parse_budget("keep it around 25 or less please") == Budget(max_price=25.0, around=25.0)
     assert parse_budget("Cheaper please, 15 dollars max.") == Budget(max_price=15.0)

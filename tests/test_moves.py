@@ -405,3 +405,15 @@ def test_a_size_said_is_no_query_word() -> None:
     assert query_words(said("24 inch chain")) == ["24", "inch", "chain"]
     assert query_words(said("for my 10 year old, she's 12 years old")) == []          # ages neither
     assert query_words(said("a 3 pack")) == ["3", "pack"]
+
+
+@pytest.mark.parametrize("text,rejected", [
+    ("I don't like polyester", ("polyester",)), ("mine doesnt have buttons", ("buttons",)),
+    ("she wont wear heels", ("heels",)), ("not a fan of zippers", ("zippers",)),
+    ("I don't like them super tight", ("tight",)), ("dont want anything with a hood", ("hood",)),
+    ("A waistband that doesn't roll down", ()), ("so I don't have to unlace them", ()),
+    ("I don't want to pay more than 30", ()),
+])
+def test_a_negated_verb_of_wanting_or_having_rejects_its_object(text: str, rejected: tuple[str, ...]) -> None:
+    """"don't like X" rules X out; "doesn't roll", "don't have to" say what the product does."""
+    assert said(text)[0].negated == rejected

@@ -77,6 +77,20 @@ def grown_up_audiences(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# "a gift for him", "something for her": the wearer's sex, not their age; read only while no wearer was named
+# ("for my son ... better for him" keeps the son).
+_FOR_PRONOUN_RE = re.compile(r"\bfor (him|her)\b", re.I)
+_PRONOUN_AUDIENCES = {"him": frozenset({"men", "boys"}), "her": frozenset({"women", "girls"})}
+
+
+def pronoun_audiences(text: str) -> frozenset[str]:
+    """Whom "for him" / "for her" may mean (both ages), else empty."""
+    out: set[str] = set()
+    for m in _FOR_PRONOUN_RE.finditer(text):
+        out |= _PRONOUN_AUDIENCES[m.group(1).lower()]
+    return frozenset(out)
+
+
 def shopper_audiences(text: str) -> frozenset[str]:
     """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls; a style named after a
     wearer, "boy shorts", names none)."""

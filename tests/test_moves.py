@@ -417,3 +417,9 @@ def test_a_size_said_is_no_query_word() -> None:
 def test_a_negated_verb_of_wanting_or_having_rejects_its_object(text: str, rejected: tuple[str, ...]) -> None:
     """"don't like X" rules X out; "doesn't roll", "don't have to" say what the product does."""
     assert said(text)[0].negated == rejected
+
+
+def test_for_him_names_a_sex_only_while_no_wearer_was_named() -> None:
+    assert conversation_facts(said("a gift for him")).audiences == {"men", "boys"}
+    assert conversation_facts(said("something for her, a scarf")).audiences == {"women", "girls"}
+    assert conversation_facts(said("a tote for my son", "canvas would be better for him")).audiences == {"boys"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from grounding.audience import audiences_said, grown_up_audiences
+from grounding.audience import audiences_said, grown_up_audiences, pronoun_audiences
 from grounding.brands import BrandMention, BrandRejection
 from grounding.counts import count_of
 from grounding.budget import NEGATABLE_PRICE_WORDS, PRICE_CUES, Budget, names_price, parse_budget, relative_price
@@ -60,6 +60,8 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
         said, ruled_out = audiences_said(r.text)
         if said:
             audiences, grown_up = said, grown_up_audiences(r.text) - said
+        elif not audiences:
+            audiences = pronoun_audiences(r.text)          # "a gift for him", while no wearer was named
         not_for = (not_for - said) | ruled_out
         negated = (negated - set(tokens(r.text))) | set(r.negated)
         count = count_of(r.text) or count

@@ -392,6 +392,11 @@ def test_ratios_and_measures_are_no_prices(text: str) -> None:
     assert not names_price(text)
 
 
+def test_one_piece_keeps_one() -> None:
+    assert query_words(said("one piece, no ruffles")) == ["one", "piece"]          # not any "2 Piece"
+    assert query_words(said("the one with pockets")) == ["pockets"]
+
+
 def test_plus_size_keeps_plus() -> None:
     assert query_words(said("plus size leggings")) == ["plus", "size", "leggings"]
     assert query_words(said("my size is plus")) == ["size", "plus"]

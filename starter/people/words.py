@@ -10,8 +10,10 @@ from grounding.words import tokens
 from starter.reading.understand import Reading
 
 __all__ = ["PEOPLE_STOP", "message_words", "query_words"]
-# "plus size", "my size is plus": "plus" (a stop word as "also") names the product's cut here.
+# "plus size", "my size is plus", "a one piece": "plus" (a stop word as "also") and "one" name the product's cut
+# here.
 _PLUS_SIZE_RE = re.compile(r"\bplus[\s-]*siz|\bsizes?\s+(?:is\s+|are\s+)?plus\b", re.I)
+_ONE_PIECE_RE = re.compile(r"\bone[\s-]*pieces?\b", re.I)
 # A size said ("size 10", "my size is medium", "sizes 8.5"): the catalog lists a product once for all its sizes,
 # so these words match only the rare title that names one size ("... Sneakers All Black Size 10"), not the product.
 _SIZE_SAID_RE = re.compile(r"\bsizes?\s+(?:is\s+|are\s+)?(?:(?:us|uk|eu|womens?|mens?)\s+)?"
@@ -29,8 +31,9 @@ def message_words(reading: Reading) -> list[str]:
     and without the numbers of a budget or the words of a size or an age said (a wearer's word counts only in
     a style named after one)."""
     negated = set(reading.negated)
-    # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size".
-    kept = style_name_words(reading.text) | ({"plus"} if _PLUS_SIZE_RE.search(reading.text) else set())
+    # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size", "one" in "one piece".
+    kept = style_name_words(reading.text) | ({"plus"} if _PLUS_SIZE_RE.search(reading.text) else set()) \
+        | ({"one"} if _ONE_PIECE_RE.search(reading.text) else set())
     budget_numbers = set(tokens(reading.text)) if names_price(reading.text) else set()
     sizes = {w for rx in (_SIZE_SAID_RE, _AGE_SAID_RE) for m in rx.finditer(reading.text) for w in tokens(m.group())}
     said = tokens(reading.text)

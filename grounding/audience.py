@@ -36,12 +36,11 @@ for _w in ("unisex", "couples"):
 # Family words that may name a grown-up ("my son" is a boy or a man, "my teen" wears adult sizes): a product for
 # that grown-up neither agrees nor disagrees with them.
 _GROWN_UP: dict[str, frozenset[str]] = {}
-for _group, _words in (("men", "son sons grandson nephew stepson"),
-                       ("women", "daughter daughters granddaughter niece stepdaughter"),
-                       ("men women", "teen teens teenager youth")):
+for _group, _words in (("men", "son grandson nephew stepson"),
+                       ("women", "daughter granddaughter niece stepdaughter"),
+                       ("men women", "teen teenager youth")):
     for _w in _words.split():
-        for _form in (_w, _w + "s"):
-            _GROWN_UP[_form] = frozenset(_group.split())
+        _GROWN_UP[_w] = _GROWN_UP[_w + "s"] = frozenset(_group.split())     # "my daughters birthday" too
 # "for a couple" names two wearers; "a couple of photos", "a couple millimeters" a number.
 _FOR_A_COUPLE_RE = re.compile(r"\bfor\s+(?:a|the|my|our)?\s*couple\b(?!\s+of)", re.I)
 

@@ -10,10 +10,10 @@ from grounding.words import tokens
 from starter.reading.understand import Reading
 
 __all__ = ["PEOPLE_STOP", "message_words", "query_words"]
-# "plus size", "my size is plus", "a one piece": "plus" (a stop word as "also") and "one" name the product's cut
-# here.
-_PLUS_SIZE_RE = re.compile(r"\bplus[\s-]*siz|\bsizes?\s+(?:is\s+|are\s+)?plus\b", re.I)
-_ONE_PIECE_RE = re.compile(r"\bone[\s-]*pieces?\b", re.I)
+# Stop words that name the product's cut in a phrase: "plus" (a stop word as "also") in "plus size", "my size is
+# plus"; "one" in "a one piece".
+_CUT_PHRASES = ((re.compile(r"\bplus[\s-]*siz|\bsizes?\s+(?:is\s+|are\s+)?plus\b", re.I), "plus"),
+                (re.compile(r"\bone[\s-]*pieces?\b", re.I), "one"))
 # A size said ("size 10", "my size is medium", "sizes 8.5"): the catalog lists a product once for all its sizes,
 # so these words match only the rare title that names one size ("... Sneakers All Black Size 10"), not the product.
 _SIZE_SAID_RE = re.compile(r"\bsizes?\s+(?:is\s+|are\s+)?(?:(?:us|uk|eu|womens?|mens?)\s+)?"
@@ -30,19 +30,18 @@ def message_words(reading: Reading) -> list[str]:
     """A free-text message's content words (and typo corrections), in order, without negated words
     and without the numbers of a budget or the words of a size or an age said (a wearer's word counts only in
     a style named after one)."""
-    negated = set(reading.negated)
+    text, negated = reading.text, set(reading.negated)
+    said = tokens(text)
     # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size", "one" in "one piece".
-    kept = style_name_words(reading.text) | ({"plus"} if _PLUS_SIZE_RE.search(reading.text) else set()) \
-        | ({"one"} if _ONE_PIECE_RE.search(reading.text) else set())
-    budget_numbers = set(tokens(reading.text)) if names_price(reading.text) else set()
-    sizes = {w for rx in (_SIZE_SAID_RE, _AGE_SAID_RE) for m in rx.finditer(reading.text) for w in tokens(m.group())}
-    said = tokens(reading.text)
+    kept = style_name_words(text) | {word for rx, word in _CUT_PHRASES if rx.search(text)}
+    budget_numbers = set(said) if names_price(text) else set()
+    size_or_age = {w for rx in (_SIZE_SAID_RE, _AGE_SAID_RE) for m in rx.finditer(text) for w in tokens(m.group())}
     spelt_for = {k for k, w in enumerate(said[:-1]) if w == "4" and said[k + 1] in FOR_FOLLOWERS}
     words: list[str] = []
     for k, w in enumerate(said + sorted(reading.extra_tokens)):
         if (w in PEOPLE_STOP and w not in kept) or w in negated or (len(w) < 2 and not w.isdigit()) or k in spelt_for:
             continue
-        if (w in budget_numbers and w.replace(".", "", 1).isdigit()) or w in sizes:
+        if (w in budget_numbers and w.replace(".", "", 1).isdigit()) or w in size_or_age:
             continue
         if w not in words:
             words.append(w)

@@ -96,6 +96,11 @@ _MEASURE_RE = re.compile(r"\b" + _QUANTITY + r"\+?(?:\s*(?:x|by|-|–|to|up to|a
                          + _SIZE_NUMBER, re.I)
 
 
+def _amount(m: re.Match) -> float:
+    """The amount a match read (its first group that matched: patterns of several alternatives)."""
+    return float(next(g for g in m.groups() if g))
+
+
 def without_measures(text: str) -> str:
     """`text` less its quantities with a unit of measure (`_MEASURE_RE`), which no price reader may take."""
     return _MEASURE_RE.sub(" ", text)
@@ -173,7 +178,7 @@ def parse_budget(text: str) -> Budget | None:
         return Budget(max_price=b, min_price=a)
     m = _MAX_RE.search(low) or _NOT_OVER_RE.search(low)
     if m:
-        return Budget(max_price=float(next(g for g in m.groups() if g)))
+        return Budget(max_price=_amount(m))
     m = _CAP_AFTER_RE.search(low)
     if m:       # "around 20 bucks max": near 20 and not above it
         cap = float(m.group(1))
@@ -190,7 +195,7 @@ def parse_budget(text: str) -> Budget | None:
         return Budget(around=rough)
     m = _BARE_RE.search(low)
     if m:
-        return Budget(around=float(next(g for g in m.groups() if g)))
+        return Budget(around=_amount(m))
     q = qualitative_budget(low)
     return Budget(qualitative=q) if q else None
 
@@ -198,8 +203,7 @@ def parse_budget(text: str) -> Budget | None:
 def budget_ceiling(message: str) -> float | None:
     """The highest price the (lower-cased) message names after a price keyword or `$`, else None."""
     message = without_measures(message)
-    caps = {float(next(g for g in m.groups() if g))
-            for rx in (_NOT_OVER_RE, _CAP_AFTER_RE) for m in rx.finditer(message)}
+    caps = {_amount(m) for rx in (_NOT_OVER_RE, _CAP_AFTER_RE) for m in rx.finditer(message)}
     floors = {float(m.group(1)) for m in _MIN_RE.finditer(message)} - caps   # "over $50" is a minimum, not a cap
     found = [x for a, b in _MENTION_RE.findall(message) if (a or b) and (x := float(a or b)) not in floors]
     return max(found + list(caps)) if found or caps else None

@@ -91,8 +91,7 @@ class PostgresJournal(Journal):
             raise StoreUnavailable(f"session store: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") \
                 from exc
         except BaseException:
-            if conn is not None:
-                self._drop(conn)
+            self._drop(conn)
             raise
         self._give(conn)
         return result

@@ -25,6 +25,7 @@ from starter.index.fts_tables import (FTS_COLUMNS, FTS_TOKENIZERS, Filler, FtsFi
                                 fast_writes, fts_phrase, unstorable)
 from starter.index.cache import CacheKey, IndexCache, OpenedIndex, file_sha256
 from starter.index.field_scores import FieldScorer
+from starter.index.phrases import PhraseRows
 from starter.index.postings import PostingScorer
 from starter.index.card_arrays import CardArrays, ValueWords, load_value_words, store_value_words, value_words_of
 from starter.index.product_table import (ClueLists, ClueWordCounter, Product, ProductColumns, collection_paused, columns_of,
@@ -93,6 +94,7 @@ class CatalogIndex:
         self.postings = PostingScorer(self.db, FTS_COLUMNS, FTS_TOKENIZERS, self._df, cfg.posting_cache_entries,
                                       cfg.df_cache_entries, cfg.posting_load_share, cfg.bm25_engine == "arrays")
         self.fields = FieldScorer(self.postings, cfg.score_memo_entries)
+        self.phrases = PhraseRows(self.db, cfg.phrase_memo_entries)
         odd = [f"skipped {n} rows {what}" for what, n in counts.items() if n and not what.startswith("loaded")]
         odd += [f"{n} rows {what}" for what, n in counts.items()
                 if n and what.startswith("loaded") and what != "loaded without a numeric price"]

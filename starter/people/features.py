@@ -20,9 +20,10 @@ from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
 from grounding.negation import states_present
 from grounding.topk import best_first
+from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import Facts, budget_misfit
-from starter.people.words import message_words, query_words
+from starter.people.words import message_pairs, message_words, query_words
 from starter.reading.understand import Reading
 from starter.settings import PeopleSettings
 
@@ -49,6 +50,7 @@ FEATURES: tuple[str, ...] = (
     "count",          # +1 the title states the pack count said ("3 pack" / "Pack of 3"), -1 another, 0 unsaid
     "coverage",       # share of the words said that the product holds, any field
     "type_coverage",  # share of the words said that its title or category path holds
+    "phrases",        # share of the pairs of words said one after the other that the product holds so, any field
     "brand",          # +1 the product's store is one the shopper named, -1 another store when one was named
     "reviews",        # log1p(rating_number): popularity
 )
@@ -115,6 +117,9 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         last, opening = message_words(free[-1]), message_words(free[0])
         x[:, COLUMN["last"]] = _relative(index.fulltext_scores(last, [ALL_FIELDS])[0][ids])
         x[:, COLUMN["opening_type"]] = _relative(index.fulltext_scores(opening, [TYPE_FIELDS])[0][ids])
+    pairs = list(dict.fromkeys(p for r in free for p in message_pairs(r) if not set(p) & facts.negated))
+    if pairs:
+        x[:, COLUMN["phrases"]] = sum(member(ids, index.phrases.rows(p)) for p in pairs) / len(pairs)
     said_colours = frozenset(c for r in free for c in r.colors) - facts.negated
     id_list = ids.tolist()
     rows = [index.products[i] for i in id_list]

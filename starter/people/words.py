@@ -58,3 +58,15 @@ def query_words(readings: list[Reading]) -> list[str]:
         later = {w for s in free[k + 1:] for w in s.negated}
         words += [w for w in message_words(r) if w not in words and w not in later]
     return words
+
+
+def message_pairs(reading: Reading) -> list[tuple[str, str]]:
+    """The message's pairs of content words said one right after the other ("tank top", "rain boots"), in
+    order: a phrase a product may hold as such, where BM25 sees only its words."""
+    content = set(message_words(reading))
+    said = tokens(reading.text)
+    pairs: list[tuple[str, str]] = []
+    for a, b in zip(said, said[1:]):
+        if a in content and b in content and a != b and (a, b) not in pairs:
+            pairs.append((a, b))
+    return pairs

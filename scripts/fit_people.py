@@ -1,7 +1,7 @@
-"""Fit the people model's weights: a conditional logit of the target against each turn's candidates.
+"""Fit the people model: a conditional logit of the target against each turn's candidates, then trees on top.
 
-    python -m scripts.fit_people                 # -> starter/people/weights.json, evaluation_results/people/fit.md
-    python -m scripts.fit_people --check         # refit and compare with the committed file (exit 1 if it differs)
+    python -m scripts.fit_people         # -> starter/people/weights.json, trees.json, evaluation_results/people/fit.md
+    python -m scripts.fit_people --check # refit and compare with the committed files (exit 1 if one differs)
 
 Data: the tune halves of every development card set at once (public targets,
 long tail, terse), so that no single target distribution decides the prior.
@@ -14,7 +14,8 @@ by Newton's method with a weak ridge (`RIDGE`, hand-set, for identifiability
 of features that rarely vary).  Two rounds: the second plays with the first
 round's weights, so the turns it learns from are the ones the fitted agent
 meets.  Standard errors are the square roots of the inverse Hessian's
-diagonal.  Deterministic: the same cards and code give the same file.
+diagonal.  Then the trees that correct the logit (`scripts.fit_correction`).
+Deterministic: the same cards and code give the same files.
 """
 from __future__ import annotations
 
@@ -82,8 +83,9 @@ def people_turn(agent, state, t: int):
     return ranking.candidate_features(agent.index, readings, facts, agent.settings.people, brands), facts
 
 
-def collect(weights: np.ndarray, cards: list[dict]) -> Turns:
-    """Play every card with `weights` and read each people turn's pool as the agent saw it."""
+def collect(weights: np.ndarray, cards: list[dict], correction=None) -> Turns:
+    """Play every card with `weights` (and the trees' `correction`, which then joins each turn's offsets) and
+    read each people turn's pool as the agent saw it."""
     from evaluator.data import load_catalog_view
     from evaluator.local_evaluator import run_session
     from starter.people import ranking
@@ -92,6 +94,7 @@ def collect(weights: np.ndarray, cards: list[dict]) -> Turns:
     agent = live_agent(len(cards))
     settings = agent.settings.people
     agent.pipeline.people.weights = weights                   # the round's weights, this agent only
+    agent.pipeline.people.correction = correction             # the fit's rounds: none, the trees come after
     view = load_catalog_view(resolve_catalog(None), {c["ground_truth"]["parent_asin"] for c in cards})
     out = Turns([], [], [])
     for k, card in enumerate(cards):
@@ -109,7 +112,8 @@ def collect(weights: np.ndarray, cards: list[dict]) -> Turns:
                 continue
             shown = {i for s in state.shown[:t - 1] for i in s}
             out.features.append(pool.features)
-            out.offsets.append(ranking.fixed_terms(agent.index, pool.ids, facts, shown, settings))
+            offsets = ranking.fixed_terms(agent.index, pool.ids, facts, shown, settings)
+            out.offsets.append(offsets if correction is None else offsets + correction.score(pool.features))
             out.targets.append(int(where[0]))
     return out
 
@@ -185,7 +189,9 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--check", action="store_true", help="refit and compare with the committed weights file")
     ap.add_argument("--out", type=Path, help="weights file to write (default: the agent's)")
+    ap.add_argument("--trees-out", type=Path, help="correction file to write (default: the agent's)")
     args = ap.parse_args(argv)
+    from starter.people.correction import TREES_FILE
     from starter.people.features import FEATURES
     from starter.people.ranking import WEIGHTS_FILE
 
@@ -198,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
         # The agent the fit plays with must load a weights file; round one replaces these anyway.
         WEIGHTS_FILE.write_text(json.dumps({"weights": dict(zip(FEATURES, w.tolist()))}) + "\n", encoding="utf-8")
         print(f"{WEIGHTS_FILE} named other features: started from the hand-set score", file=sys.stderr)
+    if not _trees_match(TREES_FILE, FEATURES) and not args.check:
+        # The agents the fit plays with load a correction; the logit's rounds play without it anyway.
+        from scripts.fit_correction import trees_text
+        TREES_FILE.write_text(trees_text([], FEATURES, 0, 0), encoding="utf-8")
     history = []
     for rnd in range(1, ROUNDS + 1):
         turns = collect(w, cards)
@@ -214,22 +224,46 @@ def main(argv: list[str] | None = None) -> int:
             "standard_errors": {f: round(float(v), DECIMALS) for f, v in zip(FEATURES, se)},
             "signs": {f: SIGNS.get(f, 0) for f in FEATURES}}
     text = json.dumps(data, indent=1) + "\n"
-    target = args.out or WEIGHTS_FILE
+    trees, trees_summary = correction(cards, w, FEATURES)
+    outputs = {args.out or WEIGHTS_FILE: text, args.trees_out or TREES_FILE: trees}
     if args.check:
-        same = target.read_text(encoding="utf-8") == text
-        print("same as the committed weights" if same else "DIFFERS from the committed weights")
+        same = all(path.is_file() and path.read_text(encoding="utf-8") == new for path, new in outputs.items())
+        print("same as the committed weights and trees" if same else "DIFFERS from the committed weights or trees")
         return 0 if same else 1
-    target.write_text(text, encoding="utf-8")
+    for path, new in outputs.items():
+        path.write_text(new, encoding="utf-8")
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(report(data, history), encoding="utf-8")
-    print(f"wrote {target} and {REPORT}", file=sys.stderr)
+    REPORT.write_text(report(data, history) + trees_summary, encoding="utf-8")
+    print(f"wrote {', '.join(map(str, outputs))} and {REPORT}", file=sys.stderr)
     return 0
+
+
+def correction(cards: list[dict], weights: np.ndarray, features: tuple[str, ...]) -> tuple[str, str]:
+    """The trees fitted on top of the logit `weights` (`scripts.fit_correction`): the file's text and a
+    paragraph for the report."""
+    from scripts import fit_correction
+    x, labels, groups, init = fit_correction.training_rows(live_agent(len(cards)), cards, weights)
+    trees = fit_correction.fit_trees(x, labels, groups, init, [SIGNS.get(f, 0) for f in features])
+    print(f"correction: {len(trees)} trees over {len(groups)} turns, {len(labels)} rows", file=sys.stderr)
+    text = fit_correction.trees_text(trees, features, len(groups), len(labels))
+    summary = (f"\nCorrection (`starter/people/trees.json`, `scripts.fit_correction`): {len(trees)} trees of at most "
+               f"{fit_correction.PARAMS['num_leaves']} leaves, fitted on top of these weights over {len(groups)} "
+               f"turns ({len(labels)} candidate rows) of the tune cards played for all ten turns.\n")
+    return text, summary
 
 
 def _names_match(path: Path, features: tuple[str, ...]) -> bool:
     """Does the weights file name exactly these features?"""
     try:
         return set(json.loads(path.read_text(encoding="utf-8"))["weights"]) == set(features)
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def _trees_match(path: Path, features: tuple[str, ...]) -> bool:
+    """Is there a correction file over exactly these features?"""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["features"] == list(features)
     except (OSError, ValueError, KeyError):
         return False
 

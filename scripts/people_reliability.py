@@ -2,8 +2,8 @@
 
     python -m scripts.people_reliability      # -> evaluation_results/people/reliability.md (+ .png)
 
-Every people-path turn of the confirm halves (public, long tail, terse) is
-played with the committed weights; per turn, the model's probability that its
+Every people-path turn of the confirm halves (public, long tail, terse, scripts)
+is played with the committed model (weights and trees); per turn, the model's probability that its
 first candidate is the target and the probability mass of its first ten are
 set against what happened (the first is the target; the target is among the
 ten).  Turns are put in deciles of the prediction.  The temperature that would
@@ -64,11 +64,12 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args(argv)
+    from starter.people.correction import load_correction
     from starter.people.ranking import load_weights
 
-    w = load_weights()
-    held = collect(w, [c for n in CONFIRM_SETS for c in read_jsonl(PERSONAS / f"{n}.jsonl")])
-    tune = collect(w, [c for n in TUNE_SETS for c in read_jsonl(PERSONAS / f"{n}.jsonl")])
+    w, trees = load_weights(), load_correction()
+    held = collect(w, [c for n in CONFIRM_SETS for c in read_jsonl(PERSONAS / f"{n}.jsonl")], trees)
+    tune = collect(w, [c for n in TUNE_SETS for c in read_jsonl(PERSONAS / f"{n}.jsonl")], trees)
     temperature = best_temperature(tune, w)
     p1, h1, p10, h10 = predictions(held, w)
     lines = ["# People model: reliability on the confirm halves", "",

@@ -2,8 +2,8 @@
 commit rules in seconds instead of replaying the agent.
 
     python -m scripts.people_replay record --sets confirm longtail_confirm --out /tmp/pools [--workers 2]
-    python -m scripts.people_replay score --pools /tmp/pools [--weights FILE] [--insurance-turn N]
-    python -m scripts.people_replay turns --pools /tmp/pools [--weights FILE] [--turns 6]
+    python -m scripts.people_replay score --pools /tmp/pools [--weights FILE [--trees FILE]] [--insurance-turn N]
+    python -m scripts.people_replay turns --pools /tmp/pools [--weights FILE] [--logit-only] [--turns 6]
 
 `record` plays each card of the named sets (`data/personas/<set>.jsonl`) for all ten turns with the agent,
 whatever it shows (the shopper's rules of PERSONAS.md; the people path asks "anything else?", so the
@@ -101,8 +101,10 @@ def _recorded(agent, sid: str, t: int, resp: dict) -> Turn:
     return Turn(t, pool, facts, has_run_out(state.readings[t - 1], t), counts_from)
 
 
-def replay(index, session: Session, weights: np.ndarray, settings) -> tuple[float, int | None, int | None]:
-    """(reward, turn, rank) of one recorded session re-ranked with `weights` under the agent's commit rule."""
+def replay(index, session: Session, weights: np.ndarray, settings, correction=None
+           ) -> tuple[float, int | None, int | None]:
+    """(reward, turn, rank) of one recorded session re-ranked with `weights` and the trees' `correction` under
+    the agent's commit rule."""
     from starter.people.ranking import ranked_pool
     from starter.template import commit, posterior
     lists: list[list[int]] = []
@@ -111,7 +113,7 @@ def replay(index, session: Session, weights: np.ndarray, settings) -> tuple[floa
             recs = turn.shown
         else:
             shown = {i for recs in lists[turn.counts_from - 1:] for i in recs}
-            ranked = ranked_pool(index, turn.pool, turn.facts, shown, settings.people, weights)
+            ranked = ranked_pool(index, turn.pool, turn.facts, shown, settings.people, weights, correction)
             decision = commit.decide(posterior.horizon_probs(ranked), turn.number, not turn.run_out, False,
                                      settings.commit.people_insurance_turn)
             recs = [r.idx for r in ranked[:min(decision.count, TOP_K)]]
@@ -126,7 +128,8 @@ def replay(index, session: Session, weights: np.ndarray, settings) -> tuple[floa
 MISSING_PROB = 1e-4
 
 
-def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, turns: int = 6) -> dict[str, float]:
+def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, turns: int = 6,
+                 correction=None) -> dict[str, float]:
     """The ranking's quality over the people turns 1..`turns` of recorded sessions, nothing shown (see the
     module's doc); a target outside the pool counts as never ranked, with probability `MISSING_PROB`."""
     from starter.people.ranking import fixed_terms, ranked_pool
@@ -140,8 +143,11 @@ def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, 
                 log_p += float(np.log(MISSING_PROB))
                 continue
             z = turn.pool.features @ weights + fixed_terms(index, turn.pool.ids, turn.facts, set(), settings.people)
+            if correction is not None:
+                z = z + correction.score(turn.pool.features)
             p = np.exp(z - z.max())
-            order = [r.idx for r in ranked_pool(index, turn.pool, turn.facts, set(), settings.people, weights)]
+            order = [r.idx for r in ranked_pool(index, turn.pool, turn.facts, set(), settings.people, weights,
+                                                correction)]
             rank = order.index(session.target) + 1          # as the agent orders ties
             in_pool += 1
             first += rank == 1
@@ -182,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="folder for the recorded pools (record)")
     ap.add_argument("--pools", type=Path, help="folder of recorded pools (score)")
     ap.add_argument("--weights", type=Path, help="a weights file (score; default: the agent's)")
+    ap.add_argument("--trees", type=Path, help="a correction file (default: the agent's, without --weights)")
+    ap.add_argument("--logit-only", action="store_true", help="no correction: the weights alone")
     ap.add_argument("--insurance-turn", type=int, help="the people path's insurance turn (score)")
     ap.add_argument("--workers", type=int, default=1, help="sets recorded at once, one process each (record)")
     ap.add_argument("--turns", type=int, default=6, help="people turns measured per card (turns)")
@@ -208,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
 def _score(args: argparse.Namespace) -> int:
     import dataclasses
 
+    from starter.people.correction import TREES_FILE, load_correction
     from starter.people.ranking import WEIGHTS_FILE, load_weights
     agent = live_agent(0)
     settings = agent.settings
@@ -215,12 +224,15 @@ def _score(args: argparse.Namespace) -> int:
         settings = dataclasses.replace(settings, commit=dataclasses.replace(
             settings.commit, people_insurance_turn=args.insurance_turn))
     weights = load_weights(args.weights or WEIGHTS_FILE)
+    # The committed trees correct the committed weights; other weights are scored alone unless --trees says.
+    trees = args.trees or (None if args.weights or args.logit_only else TREES_FILE)
+    correction = load_correction(trees) if trees is not None else None
     for path in sorted(args.pools.glob("*.pkl")):
         sessions = pickle.loads(path.read_bytes())
         if args.command == "turns":
-            print(path.stem, turn_quality(agent.index, sessions, weights, settings, args.turns))
+            print(path.stem, turn_quality(agent.index, sessions, weights, settings, args.turns, correction))
         else:
-            print(path.stem, summary([replay(agent.index, s, weights, settings) for s in sessions]))
+            print(path.stem, summary([replay(agent.index, s, weights, settings, correction) for s in sessions]))
     return 0
 
 

@@ -1,5 +1,5 @@
-"""The offline replay of people sessions (`scripts.people_replay`): with the agent's own weights it is the
-agent, session by session; other weights change what it shows."""
+"""The offline replay of people sessions (`scripts.people_replay`): with the agent's own weights and trees it is
+the agent, session by session; other weights change what it shows."""
 from __future__ import annotations
 
 import pickle
@@ -10,6 +10,7 @@ from contest.jsonl import read_jsonl
 from evaluator.data import load_catalog_view
 from evaluator.local_evaluator import run_session
 from scripts import people_replay
+from starter.people.correction import load_correction
 from starter.people.ranking import PRIOR_FEATURE, load_weights
 
 # Persona cards of three voices, and scripts: two whose override makes the agent forget its earlier lists
@@ -29,13 +30,13 @@ def test_the_replay_with_the_agents_weights_is_the_agent(proxy_agent, proxy_cata
     assert any(t.pool is not None for s in sessions for t in s.turns)
     assert any(t.counts_from > 1 for t in sessions[-1].turns + sessions[-2].turns)
     view = load_catalog_view(proxy_catalog, {c["ground_truth"]["parent_asin"] for c in cards})
-    weights = load_weights()
+    weights, trees = load_weights(), load_correction()
     for k, (card, session) in enumerate(zip(cards, sessions)):
         played = run_session(proxy_agent, card, 9000 + k, view)
         proxy_agent.close_session(f"session-{9000 + k:05d}-{card['sample_id']}")
-        reward, turn, rank = people_replay.replay(proxy_agent.index, session, weights, proxy_agent.settings)
+        reward, turn, rank = people_replay.replay(proxy_agent.index, session, weights, proxy_agent.settings, trees)
         assert (turn, rank) == (played["turn"], played["rank"]), card["sample_id"]
-    results = [people_replay.replay(proxy_agent.index, s, weights, proxy_agent.settings) for s in sessions]
+    results = [people_replay.replay(proxy_agent.index, s, weights, proxy_agent.settings, trees) for s in sessions]
     got = people_replay.summary(results)
     assert got["sessions"] == len(cards) and 0.0 < got["score"] <= 1.0
 

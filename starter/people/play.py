@@ -12,6 +12,7 @@ from starter.index.catalog import CatalogIndex
 from starter.people import facts as people_facts
 from starter.people.brands import Brands
 from starter.people.features import states_any
+from starter.people.correction import Correction, load_correction
 from starter.people.ranking import load_weights, rank_people
 from starter.reading.kinds import MessageKind, SessionPath
 from starter.reading.understand import Reading, Understanding
@@ -49,7 +50,8 @@ class PeoplePath:
         self.index = index
         self.settings = settings
         self.brands = Brands(index)
-        self.weights = load_weights()       # the fitted model (a fit replaces them for its own agent)
+        self.weights = load_weights()       # the fitted model (a fit replaces both for its own agent)
+        self.correction: Correction | None = load_correction()
 
     def _answer_first(self, reading: Reading, shown: list[int]) -> str:
         """What to say before the list: the answer to a question about the products (from the list's
@@ -72,7 +74,7 @@ class PeoplePath:
         facts = people_facts.conversation_facts(state.readings, self.brands,
                                                 people_facts.prices_shown(self.index.products, state.shown))
         ranked, funnel = rank_people(self.index, state.readings, facts, shown_before, self.settings.people,
-                                     self.brands, self.weights)
+                                     self.brands, self.weights, self.correction)
         # Asked to see more, or nothing left to say: the horizon DP picks how many to show.
         decision = commit.decide(posterior.horizon_probs(ranked), turn_no, not has_run_out(reading, state.turn), False,
                                  self.settings.commit.people_insurance_turn)

@@ -1,15 +1,16 @@
-"""The people path's ranking: one log-linear model over what each candidate has for it.
+"""The people path's ranking: one log-linear model over what each candidate has for it, corrected by trees.
 
 The template path predicts the exact words a protocol shopper would say; a
 person says "footed fleece pajamas with yetis for my son" instead.  For them a
 candidate's score is `features . weights` (`starter.people.features`: BM25 per
 field group over the whole conversation and the latest message, the opening's
-product type, who it is for, brand, colour, pack count, negations, budget, popularity),
-with weights fitted by maximum likelihood of the target against the candidate
-pool on the development cards' tune halves (`scripts.fit_people`, the values
-in `weights.json` beside this file).  Its softmax is the probability that
-each candidate is the target; products already shown (and so not the target)
-pay `people_shown_penalty`.
+product type, who it is for, brand, colour, pack count, negations, budget,
+phrases, popularity), with weights fitted by maximum likelihood of the target
+against the candidate pool on the development cards' tune halves
+(`scripts.fit_people`, the values in `weights.json` beside this file), plus
+the correction of shallow trees fitted on top of it (`starter.people.correction`,
+`trees.json`).  Its softmax is the probability that each candidate is the
+target; products already shown (and so not the target) pay `people_shown_penalty`.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import numpy as np
 from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
 from starter.people.brands import Brands
+from starter.people.correction import Correction, load_correction
 from starter.people.facts import Facts
 from starter.people.features import FEATURES, Pool, candidate_pool, feature_rows
 from starter.reading.understand import Reading
@@ -66,16 +68,22 @@ def fixed_terms(index: CatalogIndex, ids: np.ndarray, facts: Facts, shown: set[i
 
 
 def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, shown: set[int], cfg: PeopleSettings,
-                brands: Brands | None = None, weights: np.ndarray | None = None
-                ) -> tuple[RankedList, dict[str, int]]:
-    """Candidates by the model's probability (tie: popularity, then parent_asin), and the funnel."""
+                brands: Brands | None = None, weights: np.ndarray | None = None,
+                correction: Correction | None = None) -> tuple[RankedList, dict[str, int]]:
+    """Candidates by the model's probability (tie: popularity, then parent_asin), and the funnel.  Without
+    `weights`, the committed model (its weights and its correction)."""
     pool = candidate_features(index, readings, facts, cfg, brands)
-    return ranked_pool(index, pool, facts, shown, cfg, load_weights() if weights is None else weights), pool.funnel
+    if weights is None:
+        weights, correction = load_weights(), load_correction()
+    return ranked_pool(index, pool, facts, shown, cfg, weights, correction), pool.funnel
 
 
 def ranked_pool(index: CatalogIndex, pool: Pool, facts: Facts, shown: set[int], cfg: PeopleSettings,
-                weights: np.ndarray) -> RankedList:
-    """A pool's candidates by the model's probability under `weights` (tie: popularity, then parent_asin)."""
+                weights: np.ndarray, correction: Correction | None = None) -> RankedList:
+    """A pool's candidates by the model's probability under `weights` and the trees' `correction` (tie:
+    popularity, then parent_asin)."""
     prior = pool.features[:, PRIOR_FEATURE] * weights[PRIOR_FEATURE]
     score = pool.features @ weights + fixed_terms(index, pool.ids, facts, shown, cfg)
+    if correction is not None:
+        score = score + correction.score(pool.features)
     return ranked_by_weight(index, pool.ids, score, prior)

@@ -1,0 +1,92 @@
+"""Fit the people model's correction: shallow trees on top of the fitted logit (`starter.people.correction`).
+
+Called by `scripts.fit_people` once the logit's weights are fitted.  Data: every tune card played for all ten
+turns with those weights (`scripts.people_replay.record`: the people path asks "anything else?", so what the
+shopper says does not depend on the ranking), and every people turn whose pool holds the target, the target
+labelled 1 and the rest 0.  LightGBM's lambdarank (truncated at 20) fits trees starting from the logit's score
+(its `init_score`: the features times the weights plus the fixed terms, nothing shown), each tree monotone in
+every feature whose sign the logit fixes (`SIGNS`), so a fact that agrees never lowers a candidate.  The
+configuration is the one two-fold cross-validation inside the tune halves chose among corrections of the logit
+(evaluation_results/people/ranker_trial_2026-12-03.md: 7 leaves, 100 trees at 0.05).  Deterministic: one
+thread, no sampling, LightGBM's `deterministic` mode.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+# hand-set: chosen by two-fold cross-validation inside the tune halves (the trial named above).
+PARAMS = {"objective": "lambdarank", "lambdarank_truncation_level": 20, "num_leaves": 7, "learning_rate": 0.05,
+          "min_data_in_leaf": 50, "deterministic": True, "force_row_wise": True, "num_threads": 1, "seed": 1,
+          "verbose": -1}
+ROUNDS = 100
+
+
+def training_rows(agent, cards: list[dict], weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int],
+                                                                           np.ndarray]:
+    """(feature rows, labels, group sizes, the logit's score) of every people turn of every card whose pool
+    holds the target, played for all ten turns with `weights` and no correction."""
+    from scripts.people_replay import record
+    from starter.people.ranking import fixed_terms
+    agent.pipeline.people.weights, agent.pipeline.people.correction = weights, None
+    xs, labels, groups, init = [], [], [], []
+    for session in record(agent, cards):
+        for turn in session.turns:
+            if turn.pool is None:
+                continue
+            where = np.flatnonzero(turn.pool.ids == session.target)
+            if not len(where):
+                continue
+            label = np.zeros(len(turn.pool.ids))
+            label[where[0]] = 1.0
+            xs.append(turn.pool.features)
+            labels.append(label)
+            groups.append(len(label))
+            init.append(turn.pool.features @ weights
+                        + fixed_terms(agent.index, turn.pool.ids, turn.facts, set(), agent.settings.people))
+    return np.vstack(xs), np.concatenate(labels), groups, np.concatenate(init)
+
+
+def fit_trees(x: np.ndarray, labels: np.ndarray, groups: list[int], init: np.ndarray,
+              monotone: list[int]) -> list[dict]:
+    """The trees LightGBM fits on top of `init`, as {"feature", "threshold", "left", "right", "leaf"} lists."""
+    import lightgbm
+    data = lightgbm.Dataset(x, labels, group=groups, init_score=init)
+    booster = lightgbm.train({**PARAMS, "monotone_constraints": monotone}, data, num_boost_round=ROUNDS)
+    return [tree_lists(t["tree_structure"]) for t in booster.dump_model()["tree_info"]]
+
+
+def tree_lists(root: dict) -> dict:
+    """One dumped LightGBM tree as lists: inner nodes by their split index (the root is 0), a child below 0
+    the leaf ~child; a row goes left when its value is at most the threshold."""
+    inner: dict[int, tuple[int, float, int, int]] = {}
+    leaves: dict[int, float] = {}
+
+    def walk(node: dict) -> int:
+        if "split_index" not in node:
+            k = int(node.get("leaf_index", 0))
+            leaves[k] = float(node["leaf_value"])
+            return ~k
+        if node["decision_type"] != "<=" or node.get("missing_type", "None") != "None":
+            raise ValueError(f"unsupported split {node['decision_type']!r} / {node.get('missing_type')!r}")
+        k = int(node["split_index"])
+        inner[k] = (int(node["split_feature"]), float(node["threshold"]),
+                    walk(node["left_child"]), walk(node["right_child"]))
+        return k
+
+    walk(root)
+    order = sorted(inner)
+    return {"feature": [inner[k][0] for k in order], "threshold": [inner[k][1] for k in order],
+            "left": [inner[k][2] for k in order], "right": [inner[k][3] for k in order],
+            "leaf": [leaves[k] for k in sorted(leaves)]}
+
+
+def trees_text(trees: list[dict], features: tuple[str, ...], turns: int, rows: int) -> str:
+    """The correction's file: what it is, how it was fitted, and one tree a line."""
+    head = {"model": "trees added to the people logit's score (starter.people.correction)",
+            "fitted_by": "python -m scripts.fit_people", "params": {**PARAMS, "rounds": ROUNDS},
+            "data": {"turns": turns, "rows": rows}, "features": list(features)}
+    lines = json.dumps(head, indent=1)[:-2]
+    body = ",\n".join("  " + json.dumps(t, separators=(",", ":")) for t in trees)
+    return lines + ',\n "trees": [\n' + body + "\n ]\n}\n"

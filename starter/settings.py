@@ -61,8 +61,8 @@ class IndexSettings:
     posting_cache_entries: int = 4_000_000
     # bound: the people model's last summed queries kept to extend (each 8 bytes a product per field group).
     score_memo_entries: int = 8
-    # bound: phrases whose products are kept (a phrase in a fifth of the catalog holds 80 KB of rowids).
-    phrase_memo_entries: int = 2048
+    # bound: rowids the phrase memo holds (8 bytes each: 16 MB; a phrase in a fifth of the catalog holds 10,000).
+    phrase_memo_rows: int = 2_000_000
     # Postings read for one query as a share of the catalog's rows; past it SQL answers.
     # measured: bench_turn on the persona confirm half at 25k / 100k / 250k rows -> 2.0 (reads 2x faster).
     posting_load_share: float = 2.0

@@ -12,6 +12,7 @@ from contest.jsonl import read_jsonl
 from grounding.words import tokens
 from starter.agent import Agent
 from starter.index.catalog import CatalogIndex
+from starter.index.phrases import PhraseRows
 from starter.people.facts import conversation_facts
 from starter.people.features import COLUMN
 from starter.people.ranking import candidate_features
@@ -90,3 +91,13 @@ def test_every_product_a_phrase_finds_holds_its_words_in_order(proxy_agent, prox
                   " ".join(row.get("categories") or []), json.dumps(row.get("details") or {})]
         words = [tokens(f) for f in fields]
         assert any(x.startswith(a[:4]) and y.startswith(b[:4]) for w in words for x, y in zip(w, w[1:])), row["title"]
+
+
+def test_the_phrase_memo_holds_at_most_its_rowids_and_drops_the_least_recently_used(tmp_path: Path) -> None:
+    index = CatalogIndex(write_rows(tmp_path / "c.jsonl", ROWS), SETTINGS.index)
+    memo = PhraseRows(index.db, memo_rows=4)
+    tank_top = memo.rows(("tank", "tops"))                  # P1, P4
+    assert memo.rows(("tank", "tops")) is tank_top and memo.held == 2
+    memo.rows(("soft",))                                    # P2, P3, P4: 5 held, past the bound
+    assert memo.held == 3 and memo.rows(("tank", "tops")) is not tank_top
+    assert memo.held == 2 and len(memo.rows(("soft",))) == 3     # the older entry went each time

@@ -94,7 +94,7 @@ class CatalogIndex:
         self.postings = PostingScorer(self.db, FTS_COLUMNS, FTS_TOKENIZERS, self._df, cfg.posting_cache_entries,
                                       cfg.df_cache_entries, cfg.posting_load_share, cfg.bm25_engine == "arrays")
         self.fields = FieldScorer(self.postings, cfg.score_memo_entries)
-        self.phrases = PhraseRows(self.db, cfg.phrase_memo_entries)
+        self.phrases = PhraseRows(self.db, cfg.phrase_memo_rows)
         odd = [f"skipped {n} rows {what}" for what, n in counts.items() if n and not what.startswith("loaded")]
         odd += [f"{n} rows {what}" for what, n in counts.items()
                 if n and what.startswith("loaded") and what != "loaded without a numeric price"]

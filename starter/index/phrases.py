@@ -3,8 +3,8 @@
 BM25 scores words one by one, so "tank top" matches a top whose bullets mention a tank as well as it
 matches a tank top.  FTS5 answers a phrase query from its position lists (about a millisecond; a few for
 a phrase in a fifth of the catalog), porter-stemmed as the people path's table is, so "tank tops" finds
-"Tank Top".  Answers are memoised (least recently used dropped): a conversation re-asks last turn's
-phrases on every turn.
+"Tank Top".  Answers are memoised (least recently used dropped past a number of rowids held): a
+conversation re-asks last turn's phrases on every turn.
 """
 from __future__ import annotations
 
@@ -22,10 +22,11 @@ log = logging.getLogger(__name__)
 class PhraseRows:
     """Products (rowids, which are product indexes) holding a phrase in some field of the people path's table."""
 
-    def __init__(self, db: sqlite3.Connection, memo_entries: int, table: str = "full") -> None:
+    def __init__(self, db: sqlite3.Connection, memo_rows: int, table: str = "full") -> None:
         self.db = db
         self.table = table
-        self.memo_entries = memo_entries
+        self.memo_rows = memo_rows
+        self.held = 0                           # rowids the memo holds
         self._memo: OrderedDict[tuple[str, ...], np.ndarray] = OrderedDict()
 
     def rows(self, words: tuple[str, ...]) -> np.ndarray:
@@ -43,6 +44,7 @@ class PhraseRows:
             found = []
         got = np.asarray(found, dtype=np.int64)
         self._memo[words] = got
-        while len(self._memo) > self.memo_entries:
-            self._memo.popitem(last=False)
+        self.held += len(got)
+        while self.held > self.memo_rows and len(self._memo) > 1:      # least recently used first
+            self.held -= len(self._memo.popitem(last=False)[1])
         return got

@@ -28,7 +28,7 @@ def training_rows(agent, cards: list[dict], weights: np.ndarray) -> tuple[np.nda
     """(feature rows, labels, group sizes, the logit's score) of every people turn of every card whose pool
     holds the target, played for all ten turns with `weights` and no correction."""
     from scripts.people_replay import record
-    from starter.people.ranking import fixed_terms
+    from starter.people.ranking import pool_score
     agent.pipeline.people.weights, agent.pipeline.people.correction = weights, None
     xs, labels, groups, init = [], [], [], []
     for session in record(agent, cards):
@@ -43,8 +43,7 @@ def training_rows(agent, cards: list[dict], weights: np.ndarray) -> tuple[np.nda
             xs.append(turn.pool.features)
             labels.append(label)
             groups.append(len(label))
-            init.append(turn.pool.features @ weights
-                        + fixed_terms(agent.index, turn.pool.ids, turn.facts, set(), agent.settings.people))
+            init.append(pool_score(agent.index, turn.pool, turn.facts, set(), agent.settings.people, weights))
     return np.vstack(xs), np.concatenate(labels), groups, np.concatenate(init)
 
 

@@ -254,18 +254,21 @@ def correction(cards: list[dict], weights: np.ndarray, features: tuple[str, ...]
 
 def _names_match(path: Path, features: tuple[str, ...]) -> bool:
     """Does the weights file name exactly these features?"""
-    try:
-        return set(json.loads(path.read_text(encoding="utf-8"))["weights"]) == set(features)
-    except (OSError, ValueError, KeyError):
-        return False
+    named = _field(path, "weights")
+    return named is not None and set(named) == set(features)
 
 
 def _trees_match(path: Path, features: tuple[str, ...]) -> bool:
     """Is there a correction file over exactly these features?"""
+    return _field(path, "features") == list(features)
+
+
+def _field(path: Path, key: str):
+    """A top-level field of a JSON file, None when the file is missing, unreadable or without it."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))["features"] == list(features)
+        return json.loads(path.read_text(encoding="utf-8"))[key]
     except (OSError, ValueError, KeyError):
-        return False
+        return None
 
 
 def _start(features: tuple[str, ...]) -> np.ndarray:

@@ -132,7 +132,7 @@ def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, 
                  correction=None) -> dict[str, float]:
     """The ranking's quality over the people turns 1..`turns` of recorded sessions, nothing shown (see the
     module's doc); a target outside the pool counts as never ranked, with probability `MISSING_PROB`."""
-    from starter.people.ranking import fixed_terms, ranked_pool
+    from starter.people.ranking import ranked_pool
     n = in_pool = first = ten = 0
     reciprocal = log_p = 0.0
     for session in sessions:
@@ -142,18 +142,15 @@ def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, 
             if not len(where):
                 log_p += float(np.log(MISSING_PROB))
                 continue
-            z = turn.pool.features @ weights + fixed_terms(index, turn.pool.ids, turn.facts, set(), settings.people)
-            if correction is not None:
-                z = z + correction.score(turn.pool.features)
-            p = np.exp(z - z.max())
-            order = [r.idx for r in ranked_pool(index, turn.pool, turn.facts, set(), settings.people, weights,
-                                                correction)]
-            rank = order.index(session.target) + 1          # as the agent orders ties
+            ranked = ranked_pool(index, turn.pool, turn.facts, set(), settings.people, weights, correction)
+            order, prob = ranked.head(len(ranked))
+            at = int(np.flatnonzero(order == session.target)[0])
+            rank = at + 1                                    # as the agent orders ties
             in_pool += 1
             first += rank == 1
             ten += rank <= TOP_K
             reciprocal += 1.0 / rank
-            log_p += float(np.log(max(p[int(where[0])] / p.sum(), MISSING_PROB)))
+            log_p += float(np.log(max(prob[at], MISSING_PROB)))
     m = max(1, n)
     return {"turns": n, "in_pool": round(in_pool / m, 4), "first": round(first / m, 4), "top10": round(ten / m, 4),
             "mrr": round(reciprocal / m, 4), "log_p": round(log_p / m, 4)}

@@ -83,7 +83,11 @@ def ranked_pool(index: CatalogIndex, pool: Pool, facts: Facts, shown: set[int], 
     """A pool's candidates by the model's probability under `weights` and the trees' `correction` (tie:
     popularity, then parent_asin)."""
     prior = pool.features[:, PRIOR_FEATURE] * weights[PRIOR_FEATURE]
+    return ranked_by_weight(index, pool.ids, pool_score(index, pool, facts, shown, cfg, weights, correction), prior)
+
+
+def pool_score(index: CatalogIndex, pool: Pool, facts: Facts, shown: set[int], cfg: PeopleSettings,
+               weights: np.ndarray, correction: Correction | None = None) -> np.ndarray:
+    """Each candidate's log-weight: its features times `weights`, the fixed terms, and the trees' `correction`."""
     score = pool.features @ weights + fixed_terms(index, pool.ids, facts, shown, cfg)
-    if correction is not None:
-        score = score + correction.score(pool.features)
-    return ranked_by_weight(index, pool.ids, score, prior)
+    return score if correction is None else score + correction.score(pool.features)

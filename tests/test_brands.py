@@ -61,11 +61,11 @@ def test_an_everyday_word_made_from_a_catalog_word_is_no_misspelt_name() -> None
 
 
 def _loafers_and_a_rockport(tmp_path: Path, rockport_reviews: int, extra: list[dict]):
-    """An agent over six leather loafers, `extra` rows and one Rockport loafer that reads like the others,
-    with a session "s" open."""
+    """An agent over six leather loafers, `extra` rows and one Rockport loafer that reads like the others
+    (the same title: in words and in meaning), with a session "s" open."""
     from starter.agent import Agent
-    rows = [product(f"X{k}", f"Leather loafer {k}", ["Leather", "Slip-on"], CATS_BOOTS, 500 - k) for k in range(6)]
-    rows += extra + [dict(product("R1", "Leather loafer 9", ["Leather", "Slip-on"], CATS_BOOTS, rockport_reviews),
+    rows = [product(f"X{k}", "Leather loafer", ["Leather", "Slip-on"], CATS_BOOTS, 500 - k) for k in range(6)]
+    rows += extra + [dict(product("R1", "Leather loafer", ["Leather", "Slip-on"], CATS_BOOTS, rockport_reviews),
                           store="Rockport")]
     agent = Agent(str(write_rows(tmp_path / "catalog.jsonl", rows)), index_cache=False)
     agent.reset("s", {})

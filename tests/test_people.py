@@ -152,21 +152,24 @@ CATS_TOTES = ["Clothing, Shoes & Jewelry", "Women", "Handbags & Wallets", "Totes
 
 
 def test_a_question_back_is_answered_from_what_the_products_state(tmp_path: Path) -> None:
-    """"any with pockets?": a tote that says it has none does not count as one that has them."""
+    """"any with pockets?": a tote that says it has none does not count as one that has them (two of each
+    kind, so that the answer is about a tote not shown before)."""
     path = tmp_path / "catalog.jsonl"
     rows = [product("B1", "Women's canvas tote bag", ["Open top, no pockets", "Canvas"], CATS_TOTES, 900),
-            product("B2", "Women's leather tote bag", ["Zip pockets inside", "Leather"], CATS_TOTES, 100)]
+            product("B3", "Women's canvas beach tote bag", ["Open top, no pockets", "Canvas"], CATS_TOTES, 500),
+            product("B2", "Women's leather tote bag", ["Zip pockets inside", "Leather"], CATS_TOTES, 100),
+            product("B4", "Women's leather shoulder tote bag", ["Zip pockets inside", "Leather"], CATS_TOTES, 50)]
     write_rows(path, rows)
     agent = Agent(str(path))
     agent.reset("q", {})
     agent.respond("q", "a canvas tote bag for me", 1, 10)
     reply = agent.respond("q", "do you have any with pockets?", 2, 10)
-    assert [r["parent_asin"] for r in reply["recommendations"]] == ["B1"]    # the canvas one, as said
+    assert [r["parent_asin"] for r in reply["recommendations"]] == ["B3"]    # the other canvas one, as said
     assert reply["message"].startswith("None of these mention pockets")
     agent.reset("r", {})
     agent.respond("r", "a leather tote bag for me", 1, 10)
     reply = agent.respond("r", "do any have lots of pockets?", 2, 10)     # how many is no detail of it
-    assert [r["parent_asin"] for r in reply["recommendations"]] == ["B2"]
+    assert [r["parent_asin"] for r in reply["recommendations"]] == ["B4"]
     assert reply["message"].startswith("Yes, this one mentions pockets.")
 
 

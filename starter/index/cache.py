@@ -42,8 +42,8 @@ log = logging.getLogger(__name__)
 
 # Bump when the layout of the cache file changes.
 # 2: the clue index's postings stored, no clue_words table; 3: products as id arrays; 4: the card values' words,
-# each product's store.
-INDEX_FORMAT = 4
+# each product's store; 5: the products' meaning vectors.
+INDEX_FORMAT = 5
 # Tunables read while building (the others are applied at query or load time).
 INDEX_TUNABLES = ("max_field_chars",)
 OFF_VALUES = frozenset({"off", "0", "no", "false", "none"})
@@ -128,8 +128,10 @@ def _is_module(name: str) -> bool:
 
 
 def code_fingerprint() -> str:
-    """SHA-256 over the source of the modules that shape the index (`index_code()`)."""
-    h = hashlib.sha256()
+    """SHA-256 over the source of the modules that shape the index (`index_code()`) and the meaning model's
+    release (`meanings.model_identity`)."""
+    from starter.index.meanings import model_identity
+    h = hashlib.sha256(model_identity().encode())
     for name in index_code():
         spec = importlib.util.find_spec(name)
         origin = spec.origin if spec is not None else None

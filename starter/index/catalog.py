@@ -5,7 +5,7 @@ values the simulated shopper could reveal, each with its `classify` type), so
 that the agent can predict, for any candidate, exactly what the shopper would
 say.  Around that: coarse shelves, an exact clue index (value -> products), a
 token index for fuzzy wording, an SQLite FTS5 BM25 index as the safety net,
-and the popularity prior.
+each product's meaning vector (`meanings`), and the popularity prior.
 """
 from __future__ import annotations
 
@@ -28,10 +28,11 @@ from starter.index.field_scores import FieldScorer
 from starter.index.phrases import PhraseRows
 from starter.index.postings import PostingScorer
 from starter.index.card_arrays import CardArrays, ValueWords, load_value_words, store_value_words, value_words_of
-from starter.index.product_table import (ClueLists, ClueWordCounter, Product, ProductColumns, collection_paused, columns_of,
-                                   places, read_clue_postings, shelf_lists, store_clue_postings)
-from starter.index.product_table import load as load_products
-from starter.index.product_table import store as store_products
+from starter.index.product_table import (ClueLists, ClueWordCounter, Product, ProductColumns, ReleasedClueWords,
+                                         collection_paused, columns_of, places, read_clue_postings, shelf_lists,
+                                         store_clue_postings)
+from starter.index.product_table import load as load_products, store as store_products
+from starter.index.meanings import MeaningEncoder, Meanings, built_meanings, load_meanings
 
 log = logging.getLogger(__name__)
 __all__ = ["CatalogError", "CatalogIndex", "Product"]
@@ -39,14 +40,6 @@ __all__ = ["CatalogError", "CatalogIndex", "Product"]
 
 class CatalogError(ValueError):
     """The catalog file is missing, unreadable or has no usable product."""
-
-
-class _Released(dict):
-    """`clue_words` after `release_clue_words`: any lookup says what happened."""
-
-    def __missing__(self, key: str) -> tuple[str, ...]:
-        raise LookupError("the card values' words were released once the agent's clue index was built "
-                          "(CatalogIndex.release_clue_words); build a Gate on a fresh CatalogIndex")
 
 
 class CatalogIndex:
@@ -128,6 +121,7 @@ class CatalogIndex:
             df = dict(opened.db.execute("SELECT word, df FROM word_df"))
             *postings, order = read_clue_postings(opened.db)
             words = load_value_words(opened.db)
+            vectors = load_meanings(opened.db)
         except Exception as exc:   # a damaged file may fail anywhere: the checksum says whether it is damage
             failure = exc
         if not opened.verified():
@@ -136,7 +130,8 @@ class CatalogIndex:
             raise failure
         self.db = opened.db
         self.cache_state = "loaded"
-        self._derive(products, cols, _Released(), df, words)
+        self._derive(products, cols, ReleasedClueWords(), df, words)
+        self.meanings = Meanings(vectors, MeaningEncoder())
         self._clue_postings = (postings[0], postings[1])
         self._clue_list = list(map(cols.values.__getitem__, order))
         return dict(opened.manifest.get("row_counts") or {})
@@ -176,6 +171,7 @@ class CatalogIndex:
         self._clue_list = [cols.values[k] for k in order]
         self._clue_postings = clue_postings(self._clue_list, clue_words, self.idf_of)
         store_clue_postings(db, *self._clue_postings, order)
+        self.meanings = built_meanings(db, products)     # last: what the steps above held is freed by now
         return products, counts
 
     def _read_products(self, path: Path, filler: Filler) -> tuple[list[Product], dict[str, int],
@@ -259,7 +255,7 @@ class CatalogIndex:
         """Let the words of every card value and the clue postings go: only the clue index reads them,
         once, when it is built (17 million word strings at a million products).  Called by the agent
         after its gate."""
-        self.clue_words = _Released()
+        self.clue_words = ReleasedClueWords()
         self._clue_postings = None
         self._clue_list = None
 

@@ -303,3 +303,11 @@ class ClueWordCounter:
             for tok in words[v]:
                 df[tok] = df.get(tok, 0) + n
         return words, df
+
+
+class ReleasedClueWords(dict):
+    """`CatalogIndex.clue_words` after `release_clue_words`: any lookup says what happened."""
+
+    def __missing__(self, key: str) -> tuple[str, ...]:
+        raise LookupError("the card values' words were released once the agent's clue index was built "
+                          "(CatalogIndex.release_clue_words); build a Gate on a fresh CatalogIndex")

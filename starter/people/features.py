@@ -51,6 +51,7 @@ FEATURES: tuple[str, ...] = (
     "coverage",       # share of the words said that the product holds, any field
     "type_coverage",  # share of the words said that its title or category path holds
     "phrases",        # share of the pairs of words said one after the other that the product holds so, any field
+    "meaning",        # cosine of everything said with the title and shelf as word meanings, less the best candidate's
     "brand",          # +1 the product's store is one the shopper named, -1 another store when one was named
     "reviews",        # log1p(rating_number): popularity
 )
@@ -75,7 +76,8 @@ class Pool:
 def candidate_pool(index: CatalogIndex, readings: list[Reading], cfg: PeopleSettings,
                    brand_ids: list[int]) -> tuple[np.ndarray, list[np.ndarray], dict[str, int]]:
     """The candidates (best whole-text matches, best type matches, named brands' products; the most
-    popular when nothing matches) and every product's numbers for everything said (`WHOLE_BM25`, `WHOLE_SHARES`)."""
+    popular others while they are fewer than `people_candidates`) and every product's numbers for everything
+    said (`WHOLE_BM25`, `WHOLE_SHARES`)."""
     words = query_words(readings)
     text, type_scores, details, description = index.fulltext_scores(
         words, [ALL_FIELDS, TYPE_FIELDS, DETAIL_FIELDS, DESCRIPTION_FIELDS])
@@ -90,9 +92,14 @@ def candidate_pool(index: CatalogIndex, readings: list[Reading], cfg: PeopleSett
     extra = [i for i in dict.fromkeys(brand_ids) if i not in have]
     funnel["brand"] = len(extra)
     ids = chosen + typed + extra
-    if not ids:
-        ids = list(index.popular[:cfg.people_candidates])
-        funnel["popularity_floor"] = len(ids)
+    if len(ids) < cfg.people_candidates:
+        # Few matches (rare words, a small catalog): the most popular others fill the pool, so that it always
+        # holds products not yet shown for the model to weigh (by meaning, who it is for, price).
+        have = set(ids)
+        fill = [i for i in index.popular[:cfg.people_candidates + len(ids)] if i not in have]
+        ids += fill[:cfg.people_candidates - len(ids)]
+        if len(ids) > len(have):
+            funnel["popularity_floor" if not have else "popular_fill"] = len(ids) - len(have)
     return np.asarray(ids, dtype=np.int64), [text, type_scores, details, description, held, type_held], funnel
 
 
@@ -117,6 +124,8 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         last, opening = message_words(free[-1]), message_words(free[0])
         x[:, COLUMN["last"]] = _relative(index.fulltext_scores(last, [ALL_FIELDS])[0][ids])
         x[:, COLUMN["opening_type"]] = _relative(index.fulltext_scores(opening, [TYPE_FIELDS])[0][ids])
+        meaning = index.meanings.similarity(" ".join(r.text for r in free), ids)
+        x[:, COLUMN["meaning"]] = meaning - meaning.max() if len(ids) else meaning
     pairs = list(dict.fromkeys(p for r in free for p in message_pairs(r) if not set(p) & facts.negated))
     if pairs:
         x[:, COLUMN["phrases"]] = sum(member(ids, index.phrases.rows(p)) for p in pairs) / len(pairs)

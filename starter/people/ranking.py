@@ -5,7 +5,7 @@ person says "footed fleece pajamas with yetis for my son" instead.  For them a
 candidate's score is `features . weights` (`starter.people.features`: BM25 per
 field group over the whole conversation and the latest message, the opening's
 product type, who it is for, brand, colour, pack count, negations, budget,
-phrases, popularity), with weights fitted by maximum likelihood of the target
+phrases, meaning, popularity), with weights fitted by maximum likelihood of the target
 against the candidate pool on the development cards' tune halves
 (`scripts.fit_people`, the values in `weights.json` beside this file), plus
 the correction of shallow trees fitted on top of it (`starter.people.correction`,

@@ -129,9 +129,12 @@ LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|
 # Words after a negation that say nothing about the product ("not sure", "not quite").
 # "see" ("not see-through"): rejecting the word would count against every "see the size chart", while the
 # products that answer the wish say "not see-through" themselves.
+# A pronoun with its verb, typed without the apostrophe ("wait no shes not pierced"): "no" there is an
+# interjection, and the negation is the one that follows.
 NEGATION_STOP = frozenset("an the one ones sorry sure quite really very much yet right it that this so bad only just "
                           "exactly necessarily big fan idea preference particular strong opinion problem worries "
-                          "matter style styles kind sort type thing things stuff see".split())
+                          "matter style styles kind sort type thing things stuff see "
+                          "shes hes its im ive theyre thats youre weve".split())
 # Negated words that are conversation, not product facts (the gate's stricter list).
 NOT_FACTS = frozenset("""sure quite exactly really too very that this those these it them one ones idea clue
 problem worries big huge fan fussed bothered picky fussy yet anymore much many more lot fan

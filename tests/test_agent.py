@@ -124,6 +124,8 @@ def test_regex_fallback_reads_budget_negation_material_colour() -> None:
     ("not the red one", ("red",)),
     ("not the one I saw, not an x, without i", ()),
     ("not too pricey", ("pricey",)),
+    ("wait no shes not pierced, clip on", ("pierced",)),       # "no" before "shes" is no negation
+    ("no its not leather", ("leather",)),
 ])
 def test_a_negation_rejects_the_word_after_an_article_never_a_letter(text: str, negated: tuple[str, ...]) -> None:
     assert parse_message(text, 2).facts.negated == negated

@@ -206,7 +206,7 @@ class PeopleSettings:
     # The people model's weights are fitted, not set: starter/people/weights.json and the trees that correct
     # them, trees.json (scripts.fit_people).
     # hand-set: a product shown on an earlier turn (so not the target) pays this log-weight, more than the
-    # trees' correction alone can move one candidate against another (its leaves span -6.9 to +5.6), so it
+    # trees' correction alone can move one candidate against another (its leaves sum to -6.7 .. +6.0), so it
     # never comes back first.  measured against 8.0 with the trees: every persona half the same session for
     # session but one wording2 session (0.9895 -> 0.9897).
     people_shown_penalty: float = 30.0

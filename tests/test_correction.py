@@ -59,3 +59,13 @@ def test_the_trees_file_is_written_one_tree_a_line_and_read_back() -> None:
     assert data["data"] == {"turns": 2, "rows": 9} and text.count("\n  {") == len(trees)      # a tree a line
     got = from_trees(data["trees"]).score(np.array([[0.4, 0.2], [0.4, 0.3], [0.6, 0.0]]))
     assert got.tolist() == [0.1, 0.3, -0.2]        # left, left then right, right
+
+
+def test_a_product_shown_pays_more_than_the_committed_trees_can_move_it() -> None:
+    """`people_shown_penalty` is hand-set above the trees' whole range (every tree's lowest leaf against its
+    highest), so a refit that widens the trees past it fails here rather than showing a product twice."""
+    from starter.people.correction import TREES_FILE
+    from starter.settings import SETTINGS
+    trees = json.loads(TREES_FILE.read_text(encoding="utf-8"))["trees"]
+    span = sum(max(t["leaf"]) for t in trees) - sum(min(t["leaf"]) for t in trees)
+    assert 0 < span < SETTINGS.people.people_shown_penalty

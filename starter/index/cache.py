@@ -3,9 +3,10 @@
 A built index is one SQLite file (the BM25 tables, the products as columns,
 the clue index's postings) plus a small JSON manifest beside it.  Its name is
 a key made of the catalog file's content hash, `INDEX_FORMAT`, a fingerprint
-of the code that shapes the index and the tunables that do; so a catalog
-edited in place, a new release of the card rules or another
-`max_field_chars` simply looks for another file.  A file whose manifest does
+of the code that shapes the index (with the meaning model's release) and the
+tunables that do; so a catalog edited in place, a new release of the card
+rules or of the meaning model, or another `max_field_chars` simply looks for
+another file.  A file whose manifest does
 not match (wrong key, wrong size: truncated, half written) is never opened;
 one whose SHA-256 does not match (corrupt) is read while the checksum is
 computed, and what was read is dropped: either way the index is rebuilt and

@@ -145,6 +145,7 @@ def store_meanings(db: sqlite3.Connection, vectors: np.ndarray, piece: int = 1 <
 
 
 def load_meanings(db: sqlite3.Connection) -> np.ndarray:
+    """The stored vectors, read-only, over the blob's own bytes (no copy)."""
     rows, dims, data = db.execute(f"SELECT rows, dims, data FROM {TABLE}").fetchone()
     vectors = np.frombuffer(data, dtype="<f2")
     if vectors.size != rows * dims:

@@ -74,6 +74,29 @@ def _colour_of_shade(low: str, word: str, end: int) -> tuple[str, int]:
     return word, end
 
 
+_SIBILANT_END = ("s", "x", "z", "ch", "sh")
+
+
+def number_forms(word: str) -> frozenset[str]:
+    """The word and its other number by the regular English endings ("bikinis" -> bikini; "strap" -> straps;
+    "dresses" -> dress; "panties" -> panty).  Irregular forms are left as said."""
+    if len(word) < 3:
+        return frozenset({word})
+    if word.endswith("ies") and len(word) > 4:
+        other = word[:-3] + "y"
+    elif word.endswith("es") and word[:-2].endswith(_SIBILANT_END):
+        other = word[:-2]
+    elif word.endswith("s") and not word.endswith("ss"):
+        other = word[:-1]
+    elif word.endswith("y") and word[-2] not in "aeiou":
+        other = word[:-1] + "ies"
+    elif word.endswith(_SIBILANT_END):
+        other = word + "es"
+    else:
+        other = word + "s"
+    return frozenset({word, other})
+
+
 # A product's own words for a part or a substance it lacks: "No Tag", "non-slip", "not see-through", "Tag-Free",
 # "Nickel Free", "without seams", "no visible seams" (one word between the cue and the word).
 _ABSENCE = r"(?:\b(?:no|non|not|without|zero|free of)[\s-]+(?:[a-z]+[\s-]+)?{w}(?:e?s)?\b|\b{w}(?:e?s)?[\s-]+free\b)"

@@ -294,3 +294,26 @@ def test_queries_leave_out_words_most_products_hold(small_catalog: Path, table: 
     assert {ix.products[i].pid for i, _ in both} == {"B1", "B3"}
     alone = getattr(ix, query)([common], 10)
     assert {ix.products[i].pid for i, _ in alone} == {"T1", "T2", "T3", "T4", "T5"}
+
+
+@pytest.mark.parametrize("word, other", [("polo", "polos"), ("bikinis", "bikini"), ("dress", "dresses"),
+                                          ("panties", "panty"), ("strap", "straps"), ("glass", "glasses")])
+def test_a_word_and_its_other_number(word: str, other: str) -> None:
+    from grounding.negation import number_forms
+    assert number_forms(word) == {word, other} and number_forms(other) == {word, other}
+
+
+def test_a_ruled_out_word_in_the_other_number_counts_in_the_title_only(tmp_path: Path) -> None:
+    """"not a polo": a product titled "Polos" is ruled out; one whose bullets compare it to polos is not (a
+    bullet that mentions the other number is as often on the product wanted)."""
+    from starter.people.features import COLUMN
+    from starter.people.ranking import candidate_features
+    cats = ["Clothing, Shoes & Jewelry", "Men", "Clothing", "Shirts", "T-Shirts"]
+    rows = [product("P1", "Mens Cotton Polos Short Sleeve", ["Cotton"], cats, 500),
+            product("P2", "Mens Crew Neck Cotton Shirt", ["Cotton", "Softer than most polos"], cats, 400),
+            product("P3", "Mens Cotton Polo Shirt", ["Cotton"], cats, 300)]
+    index = CatalogIndex(write_rows(tmp_path / "catalog.jsonl", rows), SETTINGS.index)
+    readings = [read("a cotton shirt for my husband"), read("not a polo please", 2)]
+    pool = candidate_features(index, readings, conversation_facts(readings), SETTINGS.people)
+    negated = {index.products[i].pid: v for i, v in zip(pool.ids.tolist(), pool.features[:, COLUMN["negated"]])}
+    assert negated == {"P1": 1.0, "P2": 0.0, "P3": 1.0}

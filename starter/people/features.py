@@ -18,7 +18,7 @@ import numpy as np
 
 from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
-from grounding.negation import states_present
+from grounding.negation import number_forms, states_present
 from grounding.topk import best_first
 from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
@@ -137,7 +137,9 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if facts.audiences or facts.not_for:
         x[:, COLUMN["audience"]] = [_audience_agreement(p.audience, facts) for p in rows]
     if facts.negated:
-        x[:, COLUMN["negated"]] = [1.0 if states_any(index, i, facts.negated) else 0.0 for i in id_list]
+        other_number = frozenset().union(*map(number_forms, facts.negated)) - facts.negated
+        x[:, COLUMN["negated"]] = [1.0 if states_any(index, i, facts.negated) or _titled(rows[k], other_number)
+                                   else 0.0 for k, i in enumerate(id_list)]
     if facts.budget is not None:
         budget = _budget_columns(rows, facts, cfg)
         for k, name in enumerate(("over_budget", "under_budget", "price_wish")):     # `budget_misfit`'s order
@@ -174,6 +176,15 @@ def _audience_agreement(audience: frozenset[str], facts: Facts) -> float:
             return 1.0
         return 0.0 if audience & facts.grown_up else -1.0      # a man's shirt for "my son": maybe
     return 0.0
+
+
+def _titled(product, words: frozenset[str]) -> bool:
+    """Whether the title names one of `words` as something the product is or has ("Polos for Mens" after "not a
+    polo"): the other number of a ruled-out word counts in the title only, where it names the product."""
+    if not words:
+        return False
+    low = product.title.lower()
+    return any(w in low and states_present(low, w) for w in words)
 
 
 def states_any(index: CatalogIndex, i: int, words: frozenset[str] | set[str]) -> bool:

@@ -28,9 +28,9 @@ def test_vectors_are_unit_rows_and_a_text_without_tokens_is_zero(encoder: Meanin
 def test_a_product_vector_does_not_depend_on_its_batch(encoder: MeaningEncoder,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     texts = ["Boys' Crew Neck T-Shirt. T-Shirts", "x", "", "Women's Block Heel Sandals. Sandals", "tee " * 40]
-    together = product_vectors(encoder, texts)
+    together = product_vectors(encoder, texts, len(texts))
     monkeypatch.setattr(meanings, "CHUNK", 2)
-    assert product_vectors(encoder, texts).tobytes() == together.tobytes()
+    assert product_vectors(encoder, iter(texts), len(texts)).tobytes() == together.tobytes()
     alone = np.vstack([encoder.encode([t]) for t in texts]).astype(np.float16)
     assert alone.tobytes() == together.tobytes()
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import numpy as np
 
@@ -84,12 +85,11 @@ class MeaningEncoder:
         if not ids:
             return np.zeros((0, self.vectors.shape[1]), dtype=np.float32)
         lengths = np.asarray([len(i) for i in ids], dtype=np.int64)
-        flat = np.concatenate(ids) if lengths.sum() else np.zeros(0, dtype=np.int64)
         out = np.zeros((len(ids), self.vectors.shape[1]), dtype=np.float32)
         has = lengths > 0
         if has.any():
             starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[has]
-            sums = np.add.reduceat(self.vectors[flat].astype(np.float32), starts, axis=0)
+            sums = np.add.reduceat(self.vectors[np.concatenate(ids)].astype(np.float32), starts, axis=0)
             out[has] = sums / lengths[has, None]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.divide(out, norms, out=np.zeros_like(out), where=norms > 0)
@@ -100,33 +100,20 @@ def product_text(title: str, shelf: str) -> str:
     return f"{title}. {shelf}"
 
 
-def product_vectors(encoder: MeaningEncoder, texts: Sequence[str]) -> np.ndarray:
-    """Every product's unit vector, float16, in chunks of `CHUNK` (each row independent of the chunking)."""
-    out = np.zeros((len(texts), encoder.vectors.shape[1]), dtype=np.float16)
-    for a in range(0, len(texts), CHUNK):
-        out[a:a + CHUNK] = encoder.encode(texts[a:a + CHUNK])
+def product_vectors(encoder: MeaningEncoder, texts: Iterable[str], count: int) -> np.ndarray:
+    """The unit vectors (float16) of the `count` texts `texts` yields, `CHUNK` at a time (each row independent of
+    the chunking; the texts are made as they are read, never held all at once)."""
+    out = np.zeros((count, encoder.vectors.shape[1]), dtype=np.float16)
+    it = iter(texts)
+    for a in range(0, count, CHUNK):
+        out[a:a + CHUNK] = encoder.encode(islice(it, CHUNK))
     return out
-
-
-class _ProductTexts(Sequence[str]):
-    """The products' texts, made when read (a chunk at a time), not held all at once."""
-
-    def __init__(self, products: list) -> None:
-        self.products = products
-
-    def __len__(self) -> int:
-        return len(self.products)
-
-    def __getitem__(self, k):
-        if isinstance(k, slice):
-            return [product_text(p.title, p.shelf) for p in self.products[k]]
-        return product_text(self.products[k].title, self.products[k].shelf)
 
 
 def built_meanings(db: sqlite3.Connection, products: list) -> "Meanings":
     """The products' vectors, computed and stored in the index being built."""
     encoder = MeaningEncoder()
-    vectors = product_vectors(encoder, _ProductTexts(products))
+    vectors = product_vectors(encoder, (product_text(p.title, p.shelf) for p in products), len(products))
     store_meanings(db, vectors)
     return Meanings(vectors, encoder)
 

@@ -9,6 +9,7 @@ from grounding.audience import audiences_said, grown_up_audiences, pronoun_audie
 from grounding.brands import BrandMention, BrandRejection
 from grounding.counts import count_of
 from grounding.budget import NEGATABLE_PRICE_WORDS, PRICE_CUES, Budget, names_price, parse_budget, relative_price
+from grounding.styles import Style, style_mentions
 from grounding.words import tokens
 from starter.people.brands import Brands
 from starter.reading.understand import Reading
@@ -29,6 +30,7 @@ class Facts:
     not_for: frozenset[str] = frozenset()               # audiences ruled out ("not for women")
     count: int | None = None                            # how many in the pack ("a 3 pack"), the latest said
     grown_up: frozenset[str] = frozenset()              # whom the audience words may also mean ("son": men)
+    styles: frozenset[Style] = frozenset()              # cuts said and not taken back ("long sleeve", "v neck")
 
 
 def conversation_facts(readings: list[Reading], brands: Brands | None = None,
@@ -46,6 +48,7 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
     count: int | None = None
     named: list[str] = []
     misspelt: list[str] = []
+    styles: dict[Style, frozenset[str]] = {}
     mentions: list[BrandMention] = []
     refusals: list[BrandRejection] = []
     for t, r in enumerate(readings):
@@ -64,13 +67,27 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
             audiences = pronoun_audiences(r.text)          # "a gift for him", while no wearer was named
         not_for = (not_for - said) | ruled_out
         negated = (negated - set(tokens(r.text))) | set(r.negated)
+        styles = _styles_after(styles, r)
         count = count_of(r.text) or count
         budget = _budget_said(r.text, shown_prices[t - 1] if shown_prices and 0 < t <= len(shown_prices)
                               else [], budget)
     last_is_free = bool(readings) and not readings[-1].template
     return Facts(audiences - not_for, frozenset(negated), budget, tuple(named), tuple(misspelt),
                  tuple(mentions) if last_is_free else (), tuple(refusals) if last_is_free else (), not_for,
-                 count, grown_up - not_for)
+                 count, grown_up - not_for, frozenset(styles))
+
+
+def _styles_after(styles: dict[Style, frozenset[str]], reading: Reading) -> dict[Style, frozenset[str]]:
+    """The styles said after a message, each with the words that named it: the message's own mentions
+    but those it negates ("not baggy"), and the earlier ones but those whose words it rules out ("short
+    sleeves, not long") or whose group it names again (a cut of a kind replaces the earlier cut of that
+    kind: "lace up" ... "actually nah, slip on")."""
+    ruled_out = set(reading.negated)
+    said = {style: words for style, words in style_mentions(reading.text) if not words & ruled_out}
+    renamed = {group for group, _ in said}
+    kept = {style: words for style, words in styles.items() if not words & ruled_out and style[0] not in renamed}
+    kept.update(said)
+    return kept
 
 
 def says_a_fact(text: str) -> bool:

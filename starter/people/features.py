@@ -19,6 +19,7 @@ import numpy as np
 from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
 from grounding.negation import number_forms, states_present
+from grounding.styles import style_agreement, styles_named
 from grounding.topk import best_first
 from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
@@ -47,6 +48,7 @@ FEATURES: tuple[str, ...] = (
     "price_wish",     # "not too pricey" / "premium": log ratio dearer / cheaper than the pool's median price
     "price_unknown",  # 1: a budget was said and the product has no price to check it against
     "colour",         # +1 a colour said is on the product, -1 it names only other colours, 0 unsaid
+    "style",          # per cut said (sleeve, rise, fit, neckline, ...): +1 the title names it, -1 only another cut
     "count",          # +1 the title states the pack count said ("3 pack" / "Pack of 3"), -1 another, 0 unsaid
     "coverage",       # share of the words said that the product holds, any field
     "type_coverage",  # share of the words said that its title or category path holds
@@ -147,6 +149,8 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         x[:, COLUMN["price_unknown"]] = [1.0 if p.price is None or p.price <= 0 else 0.0 for p in rows]
     if said_colours:
         x[:, COLUMN["colour"]] = [colour_agreement(p.title, said_colours) for p in rows]
+    if facts.styles:
+        x[:, COLUMN["style"]] = [style_agreement(styles_named(p.title), facts.styles) for p in rows]
     if facts.count is not None:
         x[:, COLUMN["count"]] = [count_agreement(facts.count, p.title) for p in rows]
     if facts.brands:

@@ -3,7 +3,10 @@
 One row per candidate, one column per feature (`FEATURES`, in this order).
 Text features are porter-stemmed BM25 over field groups, each divided by the
 best score among the candidates (so 1.0 is "as good as the best match" on
-every turn, whatever the query's length); facts are signed agreements.  The
+every turn, whatever the query's length), and the whole text's BM25 also as
+points behind the best (which a ratio cannot show: the more a conversation
+says, the further a product that lacks it falls behind); facts are signed
+agreements.  The
 weights that turn them into a score are fitted (`scripts.fit_people`), never
 set by hand.  A store named with a slip (which BM25 over the store field cannot
 see) is the one hand-set term, `people_brand` (`starter.people.ranking`): the
@@ -36,6 +39,7 @@ DESCRIPTION_FIELDS = (0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 
 FEATURES: tuple[str, ...] = (
     "text",           # everything said, every field
+    "text_gap",       # the same in BM25 points behind the best candidate (grows as the conversation says more)
     "type",           # everything said, title and category path only (the noun a shopper uses)
     "details",        # everything said, bullets and details
     "description",    # everything said, description
@@ -120,6 +124,9 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     x = np.zeros((len(ids), len(FEATURES)), dtype=np.float64)
     for k, name in enumerate(WHOLE_BM25):
         x[:, COLUMN[name]] = _relative(whole[k][ids])
+    if len(ids):
+        text = whole[0][ids]
+        x[:, COLUMN["text_gap"]] = text - text.max()
     for k, name in enumerate(WHOLE_SHARES, len(WHOLE_BM25)):
         x[:, COLUMN[name]] = whole[k][ids]
     if free:
@@ -169,15 +176,16 @@ def _budget_columns(rows: list, facts: Facts, cfg: PeopleSettings) -> np.ndarray
 
 
 def _audience_agreement(audience: frozenset[str], facts: Facts) -> float:
-    """+1 for whom the shopper named, -1 for someone else or only for whom they ruled out, 0 unsaid or a
-    grown-up the family word may mean ("my son": a man's product)."""
+    """+1 for whom the shopper named, -1 for someone else or only for whom they ruled out, 0 unsaid, a
+    grown-up the family word may mean ("my son": a man's product), or made for whom they named and for whom
+    they ruled out too ("not for women": a unisex shoe is neither theirs nor ruled out)."""
     if not audience:
         return 0.0
     if audience <= facts.not_for:
         return -1.0
     if facts.audiences:
         if audience & facts.audiences:
-            return 1.0
+            return 0.0 if audience & facts.not_for else 1.0
         return 0.0 if audience & facts.grown_up else -1.0      # a man's shirt for "my son": maybe
     return 0.0
 

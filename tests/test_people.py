@@ -171,6 +171,10 @@ def test_a_question_back_is_answered_from_what_the_products_state(tmp_path: Path
     reply = agent.respond("r", "do any have lots of pockets?", 2, 10)     # how many is no detail of it
     assert [r["parent_asin"] for r in reply["recommendations"]] == ["B4"]
     assert reply["message"].startswith("Yes, this one mentions pockets.")
+    agent.reset("s", {})
+    agent.respond("s", "a leather tote bag for me", 1, 10)
+    reply = agent.respond("s", "any with a zip pocket?", 2, 10)     # "pocket" counts the "Zip pockets inside"
+    assert reply["message"].startswith("Yes, this one mentions zip pocket.")
 
 
 CATS_HOOPS = ["Clothing, Shoes & Jewelry", "Women", "Jewelry", "Earrings", "Hoop"]

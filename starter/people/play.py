@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from grounding.negation import number_forms
 from grounding.person_words import QUANTITY_WORDS, QUESTION_WORDS
 from grounding.words import MORE_OPTIONS_CUE, tokens
 from starter.conversation import trace, views
@@ -55,15 +56,15 @@ class PeoplePath:
 
     def _answer_first(self, reading: Reading, shown: list[int]) -> str:
         """What to say before the list: the answer to a question about the products (from the list's
-        own data), or a friendly word to small talk (a message without product words)."""
+        own data, a word asked about in either number: "a hood" counts "Hoods"), or a friendly word to small
+        talk (a message without product words)."""
         if people_facts.says_a_fact(reading.text):
             return ""
         words = [w for w in message_words(reading) if w not in QUESTION_WORDS]
         said = set(tokens(reading.text))
         asked_about = [w for w in words if w in said and w not in QUANTITY_WORDS]   # as said, no typo guesses
         if asked_about and is_question(reading.text):
-            holders = sum(all(states_any(self.index, i, {w, w[:-1] if w.endswith("s") else w}) for w in asked_about)
-                          for i in shown)
+            holders = sum(all(states_any(self.index, i, number_forms(w)) for w in asked_about) for i in shown)
             return question_answer(asked_about, holders, len(shown))
         return "" if words else small_talk_reply(reading.text)
 

@@ -12,12 +12,11 @@ from grounding.counts import count_agreement, count_of
 from starter.index.catalog import CatalogIndex
 from starter.people.features import FEATURES
 from starter.people.facts import budget_misfit, conversation_facts
-from starter.people.ranking import candidate_features, rank_people
+from starter.people.ranking import rank_people
 from starter.people.words import query_words
 from starter.reading.parse import parse_message
 from starter.reading.understand import Reading, quoted_negations
 from starter.settings import SETTINGS
-from tests.conftest import product, write_rows
 from tests.test_people import people_catalog, rank  # noqa: F401 (people_catalog: a fixture)
 
 
@@ -103,22 +102,6 @@ def test_a_correction_of_who_it_is_for_replaces_the_earlier_one() -> None:
     assert facts.audiences == {"girls", "baby"}
     facts = conversation_facts(said("sneakers for my husband", "these are mostly women's, not for women"))
     assert facts.audiences == {"men"} and facts.not_for == {"women"}
-
-
-def test_a_product_also_made_for_whom_the_shopper_ruled_out_is_neither_theirs_nor_ruled_out(tmp_path: Path) -> None:
-    cats = ["Clothing, Shoes & Jewelry", "Shoes", "Sneakers"]
-    rows = [product("M", "Men's Walking Sneaker", ["Mesh"], cats, 50), product("W", "Women's Walking Sneaker",
-            ["Mesh"], cats, 50), product("U", "Unisex Adults Walking Sneaker", ["Mesh"], cats, 50)]
-    index = CatalogIndex(write_rows(tmp_path / "catalog.jsonl", rows), SETTINGS.index)
-
-    def audience(*messages: str) -> dict[str, float]:
-        readings = said(*messages)
-        pool = candidate_features(index, readings, conversation_facts(readings), SETTINGS.people)
-        return {index.products[i].pid: pool.features[k, FEATURES.index("audience")]
-                for k, i in enumerate(pool.ids.tolist())}
-
-    assert audience("walking sneakers for my husband") == {"M": 1.0, "W": -1.0, "U": 1.0}
-    assert audience("walking sneakers for my husband", "not for women") == {"M": 1.0, "W": -1.0, "U": 0.0}
 
 
 def test_a_corrected_word_stops_counting_for_the_earlier_message() -> None:
@@ -238,7 +221,7 @@ def test_the_noun_a_shopper_uses_decides_the_kind_of_product(proxy_agent, messag
     agent = proxy_agent
     agent.reset("noun", {})
     agent.respond("noun", message, 1, 10)
-    from starter.people.ranking import candidate_features, rank_people
+    from starter.people.ranking import rank_people
     state, people = agent.sessions["noun"], agent.pipeline.people
     ranked, _ = rank_people(agent.index, state.readings, conversation_facts(state.readings, people.brands), set(),
                             agent.settings.people, people.brands, people.weights)

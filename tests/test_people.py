@@ -12,7 +12,8 @@ from evaluator.data import load_catalog
 from grounding.audience import product_audiences, shopper_audiences
 from grounding.budget import Budget
 from starter.people.facts import budget_misfit, conversation_facts
-from starter.people.ranking import rank_people
+from starter.people.features import FEATURES
+from starter.people.ranking import candidate_features, rank_people
 from starter.people.words import query_words
 from starter.reading.kinds import SessionPath
 from starter.route import says_only_no_preference
@@ -175,6 +176,22 @@ def test_a_question_back_is_answered_from_what_the_products_state(tmp_path: Path
     agent.respond("s", "a leather tote bag for me", 1, 10)
     reply = agent.respond("s", "any with a zip pocket?", 2, 10)     # "pocket" counts the "Zip pockets inside"
     assert reply["message"].startswith("Yes, this one mentions zip pocket.")
+
+
+def test_a_product_also_made_for_whom_the_shopper_ruled_out_is_neither_theirs_nor_ruled_out(tmp_path: Path) -> None:
+    cats = ["Clothing, Shoes & Jewelry", "Shoes", "Sneakers"]
+    rows = [product("M", "Men's Walking Sneaker", ["Mesh"], cats, 50), product("W", "Women's Walking Sneaker",
+            ["Mesh"], cats, 50), product("U", "Unisex Adults Walking Sneaker", ["Mesh"], cats, 50)]
+    index = CatalogIndex(write_rows(tmp_path / "catalog.jsonl", rows), SETTINGS.index)
+
+    def audience(*messages: str) -> dict[str, float]:
+        readings = [read(m, t) for t, m in enumerate(messages, 1)]
+        pool = candidate_features(index, readings, conversation_facts(readings), SETTINGS.people)
+        return {index.products[i].pid: pool.features[k, FEATURES.index("audience")]
+                for k, i in enumerate(pool.ids.tolist())}
+
+    assert audience("walking sneakers for my husband") == {"M": 1.0, "W": -1.0, "U": 1.0}
+    assert audience("walking sneakers for my husband", "not for women") == {"M": 1.0, "W": -1.0, "U": 0.0}
 
 
 CATS_HOOPS = ["Clothing, Shoes & Jewelry", "Women", "Jewelry", "Earrings", "Hoop"]

@@ -236,6 +236,24 @@ def test_an_unreachable_store_fails_fast_and_a_bad_url_is_refused(tmp_path: Path
     assert open_store(f"sqlite:///{tmp_path / 'j.db'}").url.endswith("j.db")
 
 
+def test_workers_that_open_a_new_journal_file_at_once_all_open_it(tmp_path: Path) -> None:
+    """Two workers started together both switch a new file to WAL; SQLite refuses one of them at once (about
+    one open in fifty here, before the switch was retried), which must wait like any other writer."""
+    from concurrent.futures import ThreadPoolExecutor
+    failures: list[str] = []
+
+    def open_journal(path: Path) -> None:
+        try:
+            open_store(f"sqlite:///{path}").open_session("s", {})
+        except StoreUnavailable as exc:
+            failures.append(str(exc))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for k in range(150):
+            list(pool.map(open_journal, [tmp_path / f"j{k}.db"] * 4))
+    assert failures == []
+
+
 def test_a_replayed_turn_reads_the_models_recorded_reply_and_never_calls_it(small_catalog: Path, tmp_path: Path,
                                                                            monkeypatch, server) -> None:
     from tests.test_agent_llm import extraction, llm_agent

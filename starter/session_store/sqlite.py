@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 
 from starter.session_store import (READ_SQL, Entry, Journal, SequenceConflict, Snapshot, StoreUnavailable,
                                    profile_text, snapshot_of)
@@ -18,6 +19,23 @@ SCHEMA = ("CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, profile TEX
           "generation INTEGER NOT NULL DEFAULT 1)",
           "CREATE TABLE IF NOT EXISTS inputs (id TEXT NOT NULL, n INTEGER NOT NULL, message TEXT NOT NULL, "
           "turn TEXT NOT NULL, top_k TEXT NOT NULL, tape TEXT, PRIMARY KEY (id, n))")
+
+
+def _to_wal(db: sqlite3.Connection) -> None:
+    """Put the file in WAL mode.  Two processes that open a new file at once both ask for the switch, and
+    SQLite answers one of them "database is locked" at once, without its busy handler: the switch is tried
+    again, a little later each time, for as long as a write would wait."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+            time.sleep(pause)
+            pause = min(2 * pause, 0.2)
 
 
 class SQLiteJournal(Journal):
@@ -30,7 +48,7 @@ class SQLiteJournal(Journal):
             self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
                                       timeout=BUSY_TIMEOUT_MS / 1000)
             if path != ":memory:":
-                self.db.execute("PRAGMA journal_mode=WAL")
+                _to_wal(self.db)
                 self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             with self._write():

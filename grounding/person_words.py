@@ -18,3 +18,7 @@ PEOPLE_STOP = STOP | AUDIENCE_WORDS | BUDGET_WORDS | PRICE_CUES | CONVERSATION_W
 QUANTITY_WORDS = frozenset("lots lot plenty many much bunch loads tons several few extra more".split())
 # The words that make a question ("how are you?", "what do you have?"): what it asks about is the rest.
 QUESTION_WORDS = frozenset("how what which why when where who whom whose".split())
+# The verbs a shopper asks a shop with ("does it come with a hood?", "do you carry any in wool?", "are there any
+# available in navy?"): the question is about the hood, the wool, the navy, never about the verb.
+ASKING_VERBS = frozenset("come comes came coming carry carries sell sells stock stocks offer offers available "
+                         "exist exists".split())

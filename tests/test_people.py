@@ -176,9 +176,13 @@ def test_a_question_back_is_answered_from_what_the_products_state(tmp_path: Path
     agent.respond("s", "a leather tote bag for me", 1, 10)
     reply = agent.respond("s", "any with a zip pocket?", 2, 10)     # "pocket" counts the "Zip pockets inside"
     assert reply["message"].startswith("Yes, this one mentions zip pocket.")
+    agent.reset("t", {})
+    agent.respond("t", "a leather tote bag for me", 1, 10)
+    reply = agent.respond("t", "does it come with a zip pocket?", 2, 10)      # the question is not about "come"
+    assert reply["message"].startswith("Yes, this one mentions zip pocket.")
 
 
-def test_a_product_also_made_for_whom_the_shopper_ruled_out_is_neither_theirs_nor_ruled_out(tmp_path: Path) -> None:
+def test_a_product_also_made_for_whom_the_shopper_ruled_out_counts_neither_way(tmp_path: Path) -> None:
     cats = ["Clothing, Shoes & Jewelry", "Shoes", "Sneakers"]
     rows = [product("M", "Men's Walking Sneaker", ["Mesh"], cats, 50), product("W", "Women's Walking Sneaker",
             ["Mesh"], cats, 50), product("U", "Unisex Adults Walking Sneaker", ["Mesh"], cats, 50)]

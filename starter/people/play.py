@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 
 from grounding.negation import number_forms
-from grounding.person_words import QUANTITY_WORDS, QUESTION_WORDS
+from grounding.person_words import ASKING_VERBS, QUANTITY_WORDS, QUESTION_WORDS
 from grounding.words import MORE_OPTIONS_CUE, tokens
 from starter.conversation import trace, views
 from starter.conversation.state import ResponseSent, SessionState, TurnTraced, apply
@@ -60,7 +60,7 @@ class PeoplePath:
         talk (a message without product words)."""
         if people_facts.says_a_fact(reading.text):
             return ""
-        words = [w for w in message_words(reading) if w not in QUESTION_WORDS]
+        words = [w for w in message_words(reading) if w not in QUESTION_WORDS and w not in ASKING_VERBS]
         said = set(tokens(reading.text))
         asked_about = [w for w in words if w in said and w not in QUANTITY_WORDS]   # as said, no typo guesses
         if asked_about and is_question(reading.text):

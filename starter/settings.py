@@ -206,8 +206,9 @@ class PeopleSettings:
     # The people model's weights are fitted, not set: starter/people/weights.json and the trees that correct
     # them, trees.json (scripts.fit_people).
     # hand-set: a product shown on an earlier turn (so not the target) pays this log-weight, more than the
-    # trees' correction alone can move one candidate against another (its leaves sum to -6.7 .. +6.0), so it
-    # never comes back first.  measured against 8.0 with the trees: every persona half the same session for
+    # trees' correction alone can move one candidate against another (the span of its leaves' sums, which
+    # tests/test_correction.py checks against the committed trees after every refit), so it never comes
+    # back first.  measured against 8.0 with the trees: every persona half the same session for
     # session but one wording2 session (0.9895 -> 0.9897).
     people_shown_penalty: float = 30.0
     # hand-set: no budget penalty within this share over a cap (under a floor), nor for "around X"

@@ -123,17 +123,14 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     x = np.zeros((len(ids), len(FEATURES)), dtype=np.float64)
     for k, name in enumerate(WHOLE_BM25):
         x[:, COLUMN[name]] = _relative(whole[k][ids])
-    if len(ids):
-        text = whole[0][ids]
-        x[:, COLUMN["text_gap"]] = text - text.max()
+    x[:, COLUMN["text_gap"]] = _behind_best(whole[0][ids])
     for k, name in enumerate(WHOLE_SHARES, len(WHOLE_BM25)):
         x[:, COLUMN[name]] = whole[k][ids]
     if free:
         last, opening = message_words(free[-1]), message_words(free[0])
         x[:, COLUMN["last"]] = _relative(index.fulltext_scores(last, [ALL_FIELDS])[0][ids])
         x[:, COLUMN["opening_type"]] = _relative(index.fulltext_scores(opening, [TYPE_FIELDS])[0][ids])
-        meaning = index.meanings.similarity(" ".join(r.text for r in free), ids)
-        x[:, COLUMN["meaning"]] = meaning - meaning.max() if len(ids) else meaning
+        x[:, COLUMN["meaning"]] = _behind_best(index.meanings.similarity(" ".join(r.text for r in free), ids))
     pairs = list(dict.fromkeys(p for r in free for p in message_pairs(r) if not set(p) & facts.negated))
     if pairs:
         x[:, COLUMN["phrases"]] = sum(member(ids, index.phrases.rows(p)) for p in pairs) / len(pairs)
@@ -205,6 +202,11 @@ def states_any(index: CatalogIndex, i: int, words: frozenset[str] | set[str]) ->
         return False
     low = index.products[i].text.lower()
     return any(states_present(low, w) for w in words)
+
+
+def _behind_best(scores: np.ndarray) -> np.ndarray:
+    """Scores less the best among the candidates (0 for the best; nothing to do for no candidates)."""
+    return scores - scores.max() if len(scores) else scores
 
 
 def _relative(scores: np.ndarray) -> np.ndarray:

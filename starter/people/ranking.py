@@ -3,10 +3,11 @@
 The template path predicts the exact words a protocol shopper would say; a
 person says "footed fleece pajamas with yetis for my son" instead.  For them a
 candidate's score is `features . weights` (`starter.people.features`: BM25 per
-field group over the whole conversation and the latest message, the opening's
-product type, who it is for, brand, colour, pack count, negations, budget,
-phrases, meaning, popularity), with weights fitted by maximum likelihood of the target
-against the candidate pool on the development cards' tune halves
+field group over the whole conversation and the latest message, the whole
+text's points behind the best, the opening's product type, who it is for,
+brand, colour, cut, pack count, negations, budget, phrases, meaning,
+popularity), with weights fitted by maximum likelihood of the target against
+the candidate pool on the development cards' tune halves
 (`scripts.fit_people`, the values in `weights.json` beside this file), plus
 the correction of shallow trees fitted on top of it (`starter.people.correction`,
 `trees.json`).  Its softmax is the probability that each candidate is the

@@ -13,8 +13,12 @@ Sets written (ids only; the rows stay in the catalog):
 - `longtail_persona`: 100 synthetic rows for PERSONAS.md-style cards;
 - `longtail_terse`: 100 more for terse phone-style cards;
 - `script_synthetic`: 100 more for scripted conversations;
-- `script_public`: 100 public-set targets for scripted conversations.
-The three synthetic sets are disjoint.
+- `script_public`: 100 public-set targets for scripted conversations;
+- a second wave written later by other writers (`longtail2_persona`,
+  `longtail2_terse`, `script2_synthetic`: 100 synthetic rows each, and
+  `script2_public`: the 100 public targets `script_public` left).
+The synthetic sets are disjoint; each wave's sets follow the earlier ones in
+the same shuffled order, so adding a wave leaves the earlier draws as they were.
 """
 from __future__ import annotations
 
@@ -29,8 +33,10 @@ from contest.paths import PROJECT_ROOT, resolve_catalog, resolve_dataset
 
 SEED = "longtail-targets-2026"
 SYNTHETIC_SETS: tuple[tuple[str, int], ...] = (("longtail_persona", 100), ("longtail_terse", 100),
-                                               ("script_synthetic", 100))
+                                               ("script_synthetic", 100), ("longtail2_persona", 100),
+                                               ("longtail2_terse", 100), ("script2_synthetic", 100))
 PUBLIC_SETS: tuple[tuple[str, int], ...] = (("script_public", 100),)
+PUBLIC_REST = "script2_public"          # the public targets no earlier public set drew
 OUT = PROJECT_ROOT / "data" / "personas" / "targets.json"
 
 
@@ -52,9 +58,12 @@ def draw(synthetic: list[str], public: list[str]) -> dict[str, list[str]]:
     for name, n in SYNTHETIC_SETS:
         out[name] = pool[start:start + n]
         start += n
+    ids = sorted(set(public))
     for name, n in PUBLIC_SETS:
-        ids = sorted(set(public))
         out[name] = random.Random(SEED + name).sample(ids, n)
+    drawn = {i for name, _ in PUBLIC_SETS for i in out[name]}
+    out[PUBLIC_REST] = [i for i in ids if i not in drawn]
+    random.Random(SEED + PUBLIC_REST).shuffle(out[PUBLIC_REST])
     return out
 
 

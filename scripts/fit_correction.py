@@ -3,7 +3,7 @@
 Called by `scripts.fit_people` once the logit's weights are fitted.  Data: every tune card played for all ten
 turns with those weights (`scripts.people_replay.record`: the people path asks "anything else?", so what the
 shopper says does not depend on the ranking), and every people turn whose pool holds the target, the target
-labelled 1 and the rest 0.  LightGBM's lambdarank (truncated at 20) fits trees starting from the logit's score
+labelled 1 and the rest 0, each row weighted by its card (`scripts.fit_people.card_weights`).  LightGBM's lambdarank (truncated at 20) fits trees starting from the logit's score
 (its `init_score`: the features times the weights plus the fixed terms, nothing shown), each tree monotone in
 every feature whose sign the logit fixes (`SIGNS`), so a fact that agrees never lowers a candidate.  The
 configuration is the one two-fold cross-validation inside the tune halves chose among corrections of the logit
@@ -23,15 +23,15 @@ PARAMS = {"objective": "lambdarank", "lambdarank_truncation_level": 20, "num_lea
 ROUNDS = 100
 
 
-def training_rows(agent, cards: list[dict], weights: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[int],
-                                                                           np.ndarray]:
-    """(feature rows, labels, group sizes, the logit's score) of every people turn of every card whose pool
-    holds the target, played for all ten turns with `weights` and no correction."""
+def training_rows(agent, cards: list[dict], weights: np.ndarray, card_weights: list[float]
+                  ) -> tuple[np.ndarray, np.ndarray, list[int], np.ndarray, np.ndarray]:
+    """(feature rows, labels, group sizes, the logit's score, each row's weight: its card's) of every people
+    turn of every card whose pool holds the target, played for all ten turns with `weights` and no correction."""
     from scripts.people_replay import record
     from starter.people.ranking import pool_score
     agent.pipeline.people.weights, agent.pipeline.people.correction = weights, None
-    xs, labels, groups, init = [], [], [], []
-    for session in record(agent, cards):
+    xs, labels, groups, init, row_weights = [], [], [], [], []
+    for session, card_weight in zip(record(agent, cards), card_weights):
         for turn in session.turns:
             if turn.pool is None:
                 continue
@@ -44,14 +44,16 @@ def training_rows(agent, cards: list[dict], weights: np.ndarray) -> tuple[np.nda
             labels.append(label)
             groups.append(len(label))
             init.append(pool_score(agent.index, turn.pool, turn.facts, set(), agent.settings.people, weights))
-    return np.vstack(xs), np.concatenate(labels), groups, np.concatenate(init)
+            row_weights.append(np.full(len(label), card_weight))
+    return np.vstack(xs), np.concatenate(labels), groups, np.concatenate(init), np.concatenate(row_weights)
 
 
 def fit_trees(x: np.ndarray, labels: np.ndarray, groups: list[int], init: np.ndarray,
-              monotone: list[int]) -> list[dict]:
-    """The trees LightGBM fits on top of `init`, as {"feature", "threshold", "left", "right", "leaf"} lists."""
+              monotone: list[int], row_weights: np.ndarray | None = None) -> list[dict]:
+    """The trees LightGBM fits on top of `init` (each row weighted by `row_weights`, its card's weight in the
+    fit), as {"feature", "threshold", "left", "right", "leaf"} lists."""
     import lightgbm
-    data = lightgbm.Dataset(x, labels, group=groups, init_score=init)
+    data = lightgbm.Dataset(x, labels, weight=row_weights, group=groups, init_score=init)
     booster = lightgbm.train({**PARAMS, "monotone_constraints": monotone}, data, num_boost_round=ROUNDS)
     return [tree_lists(t["tree_structure"]) for t in booster.dump_model()["tree_info"]]
 

@@ -4,7 +4,9 @@
     python -m scripts.fit_people --check # refit and compare with the committed files (exit 1 if one differs)
 
 Data: the tune halves of every development card set at once (public targets,
-long tail, terse), so that no single target distribution decides the prior.
+long tail, terse, scripts), so that no single target distribution decides the
+prior: the cards for public targets and the cards for the long tail weigh half
+the likelihood each (`card_weights`), however many cards each has.
 Each card is played with the agent (weights from the previous round), and
 every people-path turn contributes its candidate pool's feature rows and the
 target's row (a turn whose pool misses the target contributes nothing, and is
@@ -23,7 +25,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +34,7 @@ from contest.jsonl import read_jsonl
 from contest.paths import PROJECT_ROOT
 
 PERSONAS = PROJECT_ROOT / "data" / "personas"
-TUNE_SETS = ("tune", "longtail_tune", "terse_tune", "scripts_tune")
+TUNE_SETS = ("tune", "longtail_tune", "terse_tune", "scripts_tune", "longtail2_tune", "terse2_tune", "scripts2_tune")
 REPORT = PROJECT_ROOT / "evaluation_results" / "people" / "fit.md"
 RIDGE = 0.01           # hand-set: a weak Gaussian prior on every weight, for features that rarely vary
 ROUNDS = 2
@@ -45,12 +47,14 @@ DECIMALS = 6
 
 @dataclass
 class Turns:
-    """Training turns: per turn, the pool's features, the shown offset and the target's row."""
+    """Training turns: per turn, the pool's features, the shown offset, the target's row and the turn's weight
+    in the likelihood (its card's)."""
 
     features: list[np.ndarray]
     offsets: list[np.ndarray]
     targets: list[int]
     missed: int = 0
+    weights: list[float] = field(default_factory=list)
 
 
 def live_agent(cards: int):
@@ -83,9 +87,23 @@ def people_turn(agent, state, t: int):
     return ranking.candidate_features(agent.index, readings, facts, agent.settings.people, brands), facts
 
 
+def card_weights(cards: list[dict]) -> list[float]:
+    """Each card's weight in the fit: the cards for public-set targets weigh half of the whole and the cards
+    for other targets (the long tail) the other half, each card alike within its half (1 each when the cards
+    are all of one kind)."""
+    from contest.paths import resolve_dataset
+    public = {row["ground_truth"]["parent_asin"] for row in read_jsonl(resolve_dataset(None))}
+    is_public = [c["ground_truth"]["parent_asin"] in public for c in cards]
+    n_public = sum(is_public)
+    if n_public in (0, len(cards)):
+        return [1.0] * len(cards)
+    half = len(cards) / 2
+    return [half / n_public if p else half / (len(cards) - n_public) for p in is_public]
+
+
 def collect(weights: np.ndarray, cards: list[dict], correction=None) -> Turns:
     """Play every card with `weights` (and the trees' `correction`, which then joins each turn's offsets) and
-    read each people turn's pool as the agent saw it."""
+    read each people turn's pool as the agent saw it, each turn weighted by its card (`card_weights`)."""
     from evaluator.data import load_catalog_view
     from evaluator.local_evaluator import run_session
     from starter.people import ranking
@@ -97,7 +115,7 @@ def collect(weights: np.ndarray, cards: list[dict], correction=None) -> Turns:
     agent.pipeline.people.correction = correction             # the fit's rounds: none, the trees come after
     view = load_catalog_view(resolve_catalog(None), {c["ground_truth"]["parent_asin"] for c in cards})
     out = Turns([], [], [])
-    for k, card in enumerate(cards):
+    for k, (card, weight) in enumerate(zip(cards, card_weights(cards))):
         run_session(agent, card, k, view)
         state = agent.sessions[f"session-{k:05d}-{card['sample_id']}"]
         target = agent.index.by_pid[card["ground_truth"]["parent_asin"]]
@@ -115,6 +133,7 @@ def collect(weights: np.ndarray, cards: list[dict], correction=None) -> Turns:
             offsets = ranking.fixed_terms(agent.index, pool.ids, facts, shown, settings)
             out.offsets.append(offsets if correction is None else offsets + correction.score(pool.features))
             out.targets.append(int(where[0]))
+            out.weights.append(weight)
     return out
 
 
@@ -143,14 +162,14 @@ def _newton(turns: Turns, start: np.ndarray, free: np.ndarray, ridge: float,
     for _ in range(steps):
         grad = -ridge * w
         hess = -ridge * np.eye(d)
-        for x, off, y in zip(turns.features, turns.offsets, turns.targets):
+        for x, off, y, weight in zip(turns.features, turns.offsets, turns.targets, turns.weights):
             z = x @ w + off
             p = np.exp(z - z.max())
             p /= p.sum()
             mean = p @ x
-            grad += x[y] - mean
+            grad += weight * (x[y] - mean)
             centred = x - mean
-            hess -= (centred * p[:, None]).T @ centred
+            hess -= weight * ((centred * p[:, None]).T @ centred)
         sub = np.ix_(idx, idx)
         step = np.linalg.solve(hess[sub], grad[idx])
         # Damped: halve the step until the penalised log-likelihood does not fall (a separable feature,
@@ -176,11 +195,12 @@ def _objective(turns: Turns, w: np.ndarray, ridge: float) -> float:
 
 
 def log_likelihood(turns: Turns, w: np.ndarray) -> float:
+    """The weighted log-likelihood of the targets (each turn by its card's weight)."""
     total = 0.0
-    for x, off, y in zip(turns.features, turns.offsets, turns.targets):
+    for x, off, y, weight in zip(turns.features, turns.offsets, turns.targets, turns.weights):
         z = x @ w + off
         top = z.max()
-        total += float(z[y] - top - np.log(np.exp(z - top).sum()))
+        total += weight * float(z[y] - top - np.log(np.exp(z - top).sum()))
     return total
 
 
@@ -242,8 +262,9 @@ def correction(cards: list[dict], weights: np.ndarray, features: tuple[str, ...]
     """The trees fitted on top of the logit `weights` (`scripts.fit_correction`): the file's text and a
     paragraph for the report."""
     from scripts import fit_correction
-    x, labels, groups, init = fit_correction.training_rows(live_agent(len(cards)), cards, weights)
-    trees = fit_correction.fit_trees(x, labels, groups, init, [SIGNS.get(f, 0) for f in features])
+    x, labels, groups, init, rows = fit_correction.training_rows(live_agent(len(cards)), cards, weights,
+                                                                 card_weights(cards))
+    trees = fit_correction.fit_trees(x, labels, groups, init, [SIGNS.get(f, 0) for f in features], rows)
     print(f"correction: {len(trees)} trees over {len(groups)} turns, {len(labels)} rows", file=sys.stderr)
     text = fit_correction.trees_text(trees, features, len(groups), len(labels))
     summary = (f"\nCorrection (`starter/people/trees.json`, `scripts.fit_correction`): {len(trees)} trees of at most "

@@ -55,6 +55,19 @@ def test_a_shelf_naming_opening_followed_by_free_text_ends_on_the_people_path(pr
     assert trace.turns[-1].state is not None and trace.turns[-1].state.path == "people"
 
 
+def test_public_and_long_tail_targets_weigh_half_the_fit_each() -> None:
+    """However many cards each kind has, the cards for public-set targets and the rest each weigh half."""
+    from contest.jsonl import read_jsonl
+    from contest.paths import resolve_dataset
+    public = [{"ground_truth": {"parent_asin": r["ground_truth"]["parent_asin"]}}
+              for r in read_jsonl(resolve_dataset(None))[:3]]
+    tail = [{"ground_truth": {"parent_asin": f"SYNTHETIC{k}"}} for k in range(9)]
+    weights = fit_people.card_weights(public + tail)
+    assert np.isclose(sum(weights[:3]), 6.0) and np.isclose(sum(weights[3:]), 6.0)
+    assert len(set(weights[3:])) == 1 and weights[0] > weights[3]
+    assert fit_people.card_weights(tail) == [1.0] * 9
+
+
 def test_refitting_on_the_same_cards_gives_the_committed_file(tmp_path: Path) -> None:
     out = tmp_path / "weights.json"
     out.write_text(WEIGHTS_FILE.read_text(encoding="utf-8"), encoding="utf-8")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from grounding.budget import DECADE_PRICE_RE
 from grounding.words import tokens
 
 AUDIENCES: tuple[str, ...] = ("women", "men", "girls", "boys", "baby")
@@ -108,12 +109,17 @@ def product_audiences(title: str, categories: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-# "not for women", "not a girl", "isn't for my son", "not a boxy men's tee": who the product is NOT for (one
-# word between an article and the wearer, "a boxy", never without the article: "no heels womens 8" wants women's).
+# "not for women", "not a girl", "isn't for my son", "not a boxy men's tee", "nothing made for men": who the
+# product is NOT for (one word between an article and the wearer, "a boxy", never without the article: "no heels
+# womens 8" wants women's).
+_AUDIENCE_ALTERNATION = "|".join(sorted(AUDIENCE_WORDS, key=len, reverse=True))
 _NEGATED_AUDIENCE_RE = re.compile(
-    r"\b(?:not|no|isn'?t|never|nothing)\s+(?:for\s+)?(?:(?:a|an|the|any)\s+(?:[a-z]+\s+)?|my\s+)?"
-    r"(?:(?:little|baby)\s+)?("
-    + "|".join(sorted(AUDIENCE_WORDS, key=len, reverse=True)) + r")\b(?:'?s)?", re.I)
+    r"\b(?:not|no|isn'?t|never|nothing)\s+(?:(?:made|meant|designed|intended)\s+)?(?:for\s+)?"
+    r"(?:(?:a|an|the|any)\s+(?:[a-z]+\s+)?|my\s+)?(?:(?:little|baby)\s+)?(" + _AUDIENCE_ALTERNATION
+    + r")\b(?:'?s)?", re.I)
+# The wearers joined to a ruled-out one are ruled out with it: "not for men or kids", "no kids or mens sizes".
+_JOINED_AUDIENCE_RE = re.compile(r",?\s+(?:or|nor|and)\s+(?:for\s+)?(?:(?:a|an|the|any|my)\s+)?"
+                                 r"(?:(?:little|baby)\s+)?(" + _AUDIENCE_ALTERNATION + r")\b(?:'?s)?", re.I)
 
 
 # A clause about what was shown ("these are mostly women's"): it describes the list, not the wish.
@@ -124,13 +130,21 @@ _ABOUT_SHOWN_RE = re.compile(r"\b(?:these|those|they|all of them)(?:'re|\s+(?:ar
 def audiences_said(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(audiences the message names, audiences it rules out): "it's for a boy, not a girl" -> ({boys},
     {girls}); a word after a negation cue counts only against, and one in a clause about the list shown
-    ("these are mostly women's") not at all."""
-    text = _ABOUT_SHOWN_RE.sub(" ", text)
+    ("these are mostly women's") or in a price ("mid teens") not at all."""
+    text = DECADE_PRICE_RE.sub(" ", _ABOUT_SHOWN_RE.sub(" ", text))      # "mid teens" is a price, no wearer
     negated: set[str] = set()
     rest, at = [], 0
     for m in _NEGATED_AUDIENCE_RE.finditer(text):
+        if m.start() < at:
+            continue                     # inside the wearers joined to an earlier negation
         negated |= SHOPPER_WORDS.get(m.group(1).lower(), frozenset())
         rest.append(text[at:m.start(1)])
-        at = m.end(1)
+        at = m.end()
+        while joined := _JOINED_AUDIENCE_RE.match(text, at):
+            negated |= SHOPPER_WORDS.get(joined.group(1).lower(), frozenset())
+            at = joined.end()
     rest.append(text[at:])
-    return shopper_audiences(" ".join(rest)), frozenset(negated)
+    said = shopper_audiences(" ".join(rest))
+    # "nephew, not son": a wearer named and ruled out by the same message is a corrected family word, not a
+    # wearer ruled out.
+    return said, frozenset(negated - said)

@@ -61,7 +61,18 @@ _AROUND_RE = re.compile(r"(?:around|about|roughly|approximately|approx\.?|~|near
 _ROUGH_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*(?:-?ish|or so)\b|\blike\s+\$?" + _NUMBER
                        + r"(?!\+?\s*(?:%|percent|pairs?|packs?|pcs|pieces|sets?|inch|inches|in\b|x\b|times|years?|"
                        r"months?|colou?rs?|pockets?))\b", re.I)
-ROUGH_MIN_PRICE = 10.0        # hand-set: "like 2" or "8ish" is a count or a size, not a price
+ROUGH_MIN_PRICE = 10.0        # hand-set: "like 2" or "8ish" is a count or a size, not a price ...
+# ... unless the message speaks of price ("super cheap like 7").
+# A floor said with a plus: "70+ is fine", "$40+" (never "40+ pairs": a count is followed by what it counts).
+_PLUS_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*\+(?=\s*(?:$|[.,;:!?)]|(?:is|are|would|works|fine|ok|okay|"
+                      r"dollars?|bucks|usd|please|pls)\b))", re.I)
+# A price said by its decade: "mid teens", "low 20s", "upper thirties" (never "her mid 20s": an age).
+_DECADES = {"teens": 10, "20s": 20, "twenties": 20, "30s": 30, "thirties": 30, "40s": 40, "forties": 40,
+            "50s": 50, "fifties": 50, "60s": 60, "sixties": 60, "70s": 70, "seventies": 70, "80s": 80,
+            "eighties": 80, "90s": 90, "nineties": 90}
+_DECADE_STEP = {"low": 3, "lower": 3, "mid": 5, "middle": 5, "high": 8, "upper": 8}
+DECADE_PRICE_RE = re.compile(r"(?<!\bher )(?<!\bhis )(?<!\bmy )(?<!\btheir )(?<!\byour )\b("
+                             + "|".join(_DECADE_STEP) + r")[- ]?(" + "|".join(_DECADES) + r")\b", re.I)
 _BARE_RE = re.compile(r"\$\s*" + _NUMBER + r"|" + _NUMBER + r"\s*(?:dollars?|bucks|usd)\b|^\s*" + _NUMBER + r"\s*$",
                       re.I)
 _NEG_PRICE_RE = re.compile(r"\b(?:not|isn'?t|no|nothing|never)\s+(?:too\s+|very\s+|that\s+|so\s+|overly\s+)?"
@@ -113,19 +124,27 @@ def spelled_out(text: str) -> str:
 
 
 def _rough(text: str) -> float | None:
-    """The first everyday approximation of a price ("35ish", "like 15", "40 or so"), if any."""
+    """The first everyday approximation of a price ("35ish", "like 15", "40 or so", "mid teens"), if any."""
+    least = ROUGH_MIN_PRICE if not set(tokens(text)) & PRICE_CUES else 1.0
     for m in _ROUGH_RE.finditer(text):
         value = float(m.group(1) or m.group(2))
-        if value >= ROUGH_MIN_PRICE:
+        if value >= least:
             return value
-    return None
+    m = DECADE_PRICE_RE.search(text)
+    return float(_DECADES[m.group(2).lower()] + _DECADE_STEP[m.group(1).lower()]) if m else None
+
+
+def _floor_plus(text: str) -> float | None:
+    """A floor said with a plus ("70+ is fine"), if any."""
+    m = _PLUS_RE.search(text)
+    return float(m.group(1)) if m and float(m.group(1)) >= ROUGH_MIN_PRICE else None
 
 
 def names_price(text: str) -> bool:
     """Does the message name a price with a number (see `_PRICE_MENTION_RE`, and the everyday
     approximations of `_ROUGH_RE`)?"""
     text = spelled_out(without_measures(text))
-    return _PRICE_MENTION_RE.search(text) is not None or _rough(text) is not None
+    return _PRICE_MENTION_RE.search(text) is not None or _rough(text) is not None or _floor_plus(text) is not None
 
 
 @dataclass(frozen=True)
@@ -146,6 +165,9 @@ class Budget:
         return [x for x in (self.max_price, self.min_price, self.around) if x is not None]
 
 
+# "nothing cheap looking", "not cheap": a wish for the better made, never for the cheap.
+_NOT_CHEAP_RE = re.compile(r"\b(?:not|no|nothing|never)\s+(?:too\s+|that\s+|so\s+|super\s+|very\s+)?"
+                           r"(?:cheap|cheapo|cheaply|cheap-looking)\b", re.I)
 # "too pricey", "way too expensive": a complaint about price, so a wish for cheaper, never for premium.
 _TOO_DEAR_RE = re.compile(r"\btoo (?:pricey|pricy|expensive|costly|much)\b")
 
@@ -155,6 +177,8 @@ def qualitative_budget(text: str) -> str | None:
     low = text.lower()
     if _NEG_PRICE_RE.search(low):
         return "low"
+    if _NOT_CHEAP_RE.search(low):
+        return "high"
     words = set(tokens(low))
     if words & LOW_PRICE_WORDS or "low cost" in low or "low-cost" in low or _TOO_DEAR_RE.search(low):
         return "low"
@@ -187,6 +211,8 @@ def parse_budget(text: str) -> Budget | None:
     m = _MIN_RE.search(low)
     if m:
         return Budget(min_price=float(m.group(1)))
+    if (floor := _floor_plus(low)) is not None:
+        return Budget(min_price=floor)
     m = _AROUND_RE.search(low)
     if m:
         return Budget(around=float(m.group(1)))
@@ -214,7 +240,9 @@ def budget_ceiling(message: str) -> float | None:
 _RELATIVE_LOWER_RE = re.compile(r"\b(?:cheaper|less expensive|lower price|less pricey|too (?:pricey|pricy|expensive|"
                                 r"much)|(?:look|looks|seem|seems|are|is) (?:a bit |kinda |kind of |so |really )?"
                                 r"(?:pricey|pricy|expensive))\b", re.I)
-_RELATIVE_HIGHER_RE = re.compile(r"\b(?:pricier|more expensive|spend more|higher end|(?:something|anything) nicer|"
+_RELATIVE_HIGHER_RE = re.compile(r"\b(?:pricier|more expensive|higher end|(?:something|anything) nicer|"
+                                 r"(?:spend|spending|pay|paying)\s+(?:a\s+(?:little\s+)?(?:bit|little|lot|tad)\s+|"
+                                 r"some\s+|way\s+|much\s+)?more|"
                                  r"better quality|"
                                  r"too cheap|(?:look|looks|seem|seems) (?:a bit |kinda |kind of |so |really )?cheap)"
                                  r"\b", re.I)
@@ -226,11 +254,17 @@ _NOT_TOO_DEAR_RE = re.compile(r"\b(?:not|nothing|never|none)\s+(?:too|overly|ver
                               r"(?:pricey|pricy|expensive|much)\b", re.I)
 
 
+# "I don't want to spend more", "can't pay more": no wish for dearer ("I don't mind spending more" is one).
+_NOT_MORE_RE = re.compile(r"\b(?:not|never|(?:don|doesn|won|can|shouldn|wouldn)'?t|cannot)\b(?!\s+mind\b)"
+                          r"(?:\s+[a-z']+){0,3}?\s+"
+                          r"(?:spend|spending|pay|paying)\b[^,.;!?]*", re.I)
+
+
 def relative_price(text: str) -> str | None:
     """"lower" or "higher" when a message asks for a price relative to what it was shown, else None
     ("these look too cheap" asks for dearer, although it names "cheap"; "not too pricey" asks for
-    nothing relative)."""
-    text = _NOT_TOO_DEAR_RE.sub(" ", text)
+    nothing relative; "I don't want to spend more" nothing either)."""
+    text = _NOT_MORE_RE.sub(" ", _NOT_TOO_DEAR_RE.sub(" ", text))
     if _RELATIVE_HIGHER_RE.search(text):
         return "higher"
     if _RELATIVE_LOWER_RE.search(text):

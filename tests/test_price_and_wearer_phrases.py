@@ -1,0 +1,78 @@
+"""Everyday ways of saying a price floor, a price by its decade, a wish for dearer, and whom a product is not
+for, read by the shared fact readers (`grounding.budget`, `grounding.audience`) and seen in a conversation's
+facts."""
+from __future__ import annotations
+
+import pytest
+
+from grounding.audience import audiences_said
+from grounding.budget import Budget, names_price, parse_budget, relative_price
+from starter.people.facts import conversation_facts
+from tests.test_moves import said
+
+
+@pytest.mark.parametrize("text,budget", [
+    ("70+ is fine", Budget(min_price=70.0)), ("can spend a bit more, 70+ is fine", Budget(min_price=70.0)),
+    ("$40+", Budget(min_price=40.0)), ("I can go 70+", Budget(min_price=70.0)),
+    ("nothing cheap looking, 75+ is fine", Budget(min_price=75.0)),
+])
+def test_a_floor_said_with_a_plus_is_a_minimum(text: str, budget: Budget) -> None:
+    assert names_price(text) and parse_budget(text) == budget
+
+
+@pytest.mark.parametrize("text", ["40+ pairs", "ages 3+", "size 10+", "comes with 50+ colors"])
+def test_a_count_or_a_size_with_a_plus_is_no_price(text: str) -> None:
+    assert not names_price(text) and parse_budget(text) is None
+
+
+@pytest.mark.parametrize("text,around", [("Pretty inexpensive, mid teens.", 15.0), ("low 20s please", 23.0),
+                                         ("upper thirties", 38.0), ("mid-40s", 45.0)])
+def test_a_price_said_by_its_decade_is_near_its_middle(text: str, around: float) -> None:
+    assert names_price(text) and parse_budget(text) == Budget(around=around)
+    assert audiences_said(text) == (frozenset(), frozenset())          # "mid teens" names no wearer
+
+
+def test_an_age_said_by_its_decade_is_no_price() -> None:
+    assert parse_budget("she's in her mid 20s") is None
+    assert parse_budget("for my son, he's in his mid teens") is None
+    assert audiences_said("for my son, he's in his mid teens")[0] == {"boys", "girls"}
+
+
+def test_a_small_rough_number_is_a_price_only_beside_a_price_word() -> None:
+    assert parse_budget("super cheap like 7") == Budget(around=7.0)
+    assert parse_budget("like 7") is None and parse_budget("cheap, like 2 pack") == Budget(qualitative="low")
+
+
+@pytest.mark.parametrize("text,move", [("I'm willing to spend a bit more", "higher"),
+                                       ("I don't mind spending a lot more for a good pair", "higher"),
+                                       ("happy to pay a little more", "higher"), ("wouldn't mind paying more", "higher"),
+                                       ("I don't want to spend more", None), ("can't pay more than that", None)])
+def test_spending_more_asks_for_dearer_unless_negated(text: str, move: str | None) -> None:
+    assert relative_price(text.lower()) == move
+
+
+def test_not_cheap_is_a_wish_for_dearer() -> None:
+    assert parse_budget("not cheap looking please") == Budget(qualitative="high")
+    assert parse_budget("cheap is fine") == Budget(qualitative="low")
+
+
+@pytest.mark.parametrize("text,named,ruled_out", [
+    ("nothing made for men please, it's for me", set(), {"men"}),
+    ("not meant for kids", set(), {"boys", "girls"}),
+    ("nothing for men or kids, they're for me", set(), {"men", "boys", "girls"}),
+    ("no kids or mens sizes", set(), {"men", "boys", "girls"}),
+    ("not for men or women, a kids one", {"boys", "girls"}, {"men", "women"}),
+    ("sorry, nephew not son. same size tho", {"boys"}, set()),
+    ("not for my son, for my daughter", {"girls"}, {"boys"}),
+])
+def test_whom_a_message_rules_out(text: str, named: set[str], ruled_out: set[str]) -> None:
+    assert audiences_said(text) == (named, ruled_out)
+
+
+def test_ruling_out_joined_wearers_keeps_the_wearer_named_before() -> None:
+    facts = conversation_facts(said("I need women's climbing shoes", "nothing for men or kids, they're for me"))
+    assert facts.audiences == {"women"} and facts.not_for == {"men", "boys", "girls"}
+    facts = conversation_facts(said("loafers for my dad", "pretty inexpensive, mid teens"))
+    assert facts.audiences == {"men"} and facts.budget == Budget(around=15.0)
+    facts = conversation_facts(said("a blanket sleeper for my son", "sorry, nephew not son. same size tho"))
+    assert facts.audiences == {"boys"} and not facts.not_for

@@ -22,7 +22,8 @@ from contest.jsonl import read_jsonl
 from contest.paths import PROJECT_ROOT
 from scripts.fit_people import PERSONAS, TUNE_SETS, Turns, collect
 
-CONFIRM_SETS = ("confirm", "longtail_confirm", "terse_confirm", "scripts_confirm")
+CONFIRM_SETS = ("confirm", "longtail_confirm", "terse_confirm", "scripts_confirm", "longtail2_confirm", "terse2_confirm",
+                "scripts2_confirm")
 OUT = PROJECT_ROOT / "evaluation_results" / "people" / "reliability.md"
 
 

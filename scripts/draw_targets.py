@@ -16,7 +16,9 @@ Sets written (ids only; the rows stay in the catalog):
 - `script_public`: 100 public-set targets for scripted conversations;
 - a second wave written later by other writers (`longtail2_persona`,
   `longtail2_terse`, `script2_synthetic`: 100 synthetic rows each, and
-  `script2_public`: the 100 public targets `script_public` left).
+  `script2_public`: the 100 public targets `script_public` left);
+- a third wave by others again (`longtail3_persona`, `longtail3_terse`,
+  `script3_synthetic`: 100 synthetic rows each).
 The synthetic sets are disjoint; each wave's sets follow the earlier ones in
 the same shuffled order, so adding a wave leaves the earlier draws as they were.
 """
@@ -34,7 +36,9 @@ from contest.paths import PROJECT_ROOT, resolve_catalog, resolve_dataset
 SEED = "longtail-targets-2026"
 SYNTHETIC_SETS: tuple[tuple[str, int], ...] = (("longtail_persona", 100), ("longtail_terse", 100),
                                                ("script_synthetic", 100), ("longtail2_persona", 100),
-                                               ("longtail2_terse", 100), ("script2_synthetic", 100))
+                                               ("longtail2_terse", 100), ("script2_synthetic", 100),
+                                               ("longtail3_persona", 100), ("longtail3_terse", 100),
+                                               ("script3_synthetic", 100))
 PUBLIC_SETS: tuple[tuple[str, int], ...] = (("script_public", 100),)
 PUBLIC_REST = "script2_public"          # the public targets no earlier public set drew
 OUT = PROJECT_ROOT / "data" / "personas" / "targets.json"

@@ -91,10 +91,14 @@ def pronoun_audiences(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# "a skinny little guy", "my little lady": a child called by a grown-up's word.
+_LITTLE_ONES_RE = re.compile(r"\blittle\s+(?:(guy|man|dude|fella|gentleman)|(lady|miss|princess))\b", re.I)
+
+
 def shopper_audiences(text: str) -> frozenset[str]:
-    """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls; a style named after a
-    wearer, "boy shorts", names none)."""
-    text = _STYLE_NAMES_RE.sub(" ", text)
+    """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls; "my little guy" -> boys;
+    a style named after a wearer, "boy shorts", names none)."""
+    text = _LITTLE_ONES_RE.sub(lambda m: " boy " if m.group(1) else " girl ", _STYLE_NAMES_RE.sub(" ", text))
     out: set[str] = {"men", "women"} if _FOR_A_COUPLE_RE.search(text) else set()
     for tok in tokens(text):
         out |= SHOPPER_WORDS.get(tok, frozenset())

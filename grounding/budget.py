@@ -15,15 +15,19 @@ from dataclasses import dataclass
 from grounding.words import tokens
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
-# Round amounts people spell out ("around a hundred dollars"): replaced by digits before any reading.
-_SPELLED = {"ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60,
-            "seventy": 70, "eighty": 80, "ninety": 90, "a hundred": 100, "one hundred": 100, "hundred": 100,
-            "two hundred": 200, "a couple hundred": 200}
+# Amounts people spell out ("around a hundred dollars", "about twelve dollars", "twenty-five bucks"): replaced
+# by digits before any reading (a unit alone, "under five", is too often a count to read as money).
+_TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
+_ONES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+_SPELLED = {"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+            "seventeen": 17, "eighteen": 18, "nineteen": 19, **_TENS,
+            **{f"{tens}{gap}{one}": t + o for tens, t in _TENS.items() for one, o in _ONES.items() for gap in " -"},
+            "a hundred": 100, "one hundred": 100, "hundred": 100, "two hundred": 200, "a couple hundred": 200}
 _SPELLED_WORDS = "(" + "|".join(sorted(_SPELLED, key=len, reverse=True)) + ")"
 _SPELLED_RE = re.compile(r"\b(?:(?<=under )|(?<=below )|(?<=around )|(?<=about )|(?<=up to )|(?<=over )|(?<=less than )|"
                          r"(?<=more than )|(?<=max )|(?<=budget )|(?<=budget is ))"
                          + _SPELLED_WORDS + r"\b|\b" + _SPELLED_WORDS
-                         + r"\b(?=\s*(?:dollars?|bucks|usd)\b|\s*(?:or so|ish)\b)", re.I)
+                         + r"\b(?=\s*(?:dollars?|bucks|usd)\b|\s*(?:or so|-?ish|-?\s*something)\b)", re.I)
 _AMOUNT = r"\$?\s*" + _NUMBER + r"\s*(?:\$|dollars?|bucks|usd)?"
 
 # Words that mean "price" in a message (a qualitative budget needs one).
@@ -60,7 +64,7 @@ _AROUND_RE = re.compile(r"(?:around|about|roughly|approximately|approx\.?|~|near
 # is too small to be a price).
 _ROUGH_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*(?:-?ish|or so)\b|\blike\s+\$?" + _NUMBER
                        + r"(?!\+?\s*(?:%|percent|pairs?|packs?|pcs|pieces|sets?|inch|inches|in\b|x\b|times|years?|"
-                       r"months?|colou?rs?|pockets?))\b", re.I)
+                       r"months?|colou?rs?|pockets?|-?\s*something))\b", re.I)
 ROUGH_MIN_PRICE = 10.0        # hand-set: "like 2" or "8ish" is a count or a size, not a price ...
 # ... unless the message speaks of price ("super cheap like 7").
 # A floor said with a plus: "70+ is fine", "$40+" (never "40+ pairs": a count is followed by what it counts).
@@ -71,6 +75,9 @@ _DECADES = {"teens": 10, "20s": 20, "twenties": 20, "30s": 30, "thirties": 30, "
             "50s": 50, "fifties": 50, "60s": 60, "sixties": 60, "70s": 70, "seventies": 70, "80s": 80,
             "eighties": 80, "90s": 90, "nineties": 90}
 _DECADE_STEP = {"low": 3, "lower": 3, "mid": 5, "middle": 5, "high": 8, "upper": 8}
+# "20 something", "thirty-something": a price near the middle of its decade (never "my 20 something daughter").
+_SOMETHING_RE = re.compile(r"(?<!\bher )(?<!\bhis )(?<!\bmy )(?<!\btheir )(?<!\byour )(?<![\d.])\$?([1-9]0)\s*-?\s*"
+                           r"something\b", re.I)
 DECADE_PRICE_RE = re.compile(r"(?<!\bher )(?<!\bhis )(?<!\bmy )(?<!\btheir )(?<!\byour )\b("
                              + "|".join(_DECADE_STEP) + r")[- ]?(" + "|".join(_DECADES) + r")\b", re.I)
 _BARE_RE = re.compile(r"\$\s*" + _NUMBER + r"|" + _NUMBER + r"\s*(?:dollars?|bucks|usd)\b|^\s*" + _NUMBER + r"\s*$",
@@ -124,14 +131,18 @@ def spelled_out(text: str) -> str:
 
 
 def _rough(text: str) -> float | None:
-    """The first everyday approximation of a price ("35ish", "like 15", "40 or so", "mid teens"), if any."""
+    """The first everyday approximation of a price ("35ish", "like 15", "40 or so", "mid teens", "20 something"),
+    if any."""
     least = ROUGH_MIN_PRICE if not set(tokens(text)) & PRICE_CUES else 1.0
     for m in _ROUGH_RE.finditer(text):
         value = float(m.group(1) or m.group(2))
         if value >= least:
             return value
     m = DECADE_PRICE_RE.search(text)
-    return float(_DECADES[m.group(2).lower()] + _DECADE_STEP[m.group(1).lower()]) if m else None
+    if m:
+        return float(_DECADES[m.group(2).lower()] + _DECADE_STEP[m.group(1).lower()])
+    m = _SOMETHING_RE.search(text)
+    return float(m.group(1)) + 5.0 if m else None
 
 
 def _floor_plus(text: str) -> float | None:

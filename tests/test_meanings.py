@@ -66,3 +66,16 @@ def test_the_index_stores_every_products_vector(small_catalog: Path, tmp_path: P
     tees = [p.idx for p in built.products if "tee" in p.title.lower()]
     sim = built.meanings.similarity("ankle boots for my husband", np.asarray(boots + tees))
     assert sim[:len(boots)].min() > sim[len(boots):].max()
+
+
+def test_the_meaning_compared_leaves_out_the_words_ruled_out() -> None:
+    """"ankle booties for my wife, not suede" is not near suede: the ruled-out words (either number) are left
+    out of the text whose meaning is compared; a message without them is compared as said."""
+    from starter.people.features import _affirmed
+    from starter.reading.parse import parse_message
+    from starter.reading.understand import Reading
+    said = [Reading.of(parse_message("ankle booties for my wife, not suede", 1)),
+            Reading.of(parse_message("Polos are fine, not a polo with stripes", 2))]
+    text = _affirmed(said, frozenset({"suede", "polo"}))
+    assert "suede" not in text.lower() and "polo" not in text.lower() and "booties" in text
+    assert _affirmed(said[:1], frozenset()) == "ankle booties for my wife, not suede"

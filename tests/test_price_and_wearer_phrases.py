@@ -76,3 +76,39 @@ def test_ruling_out_joined_wearers_keeps_the_wearer_named_before() -> None:
     assert facts.audiences == {"men"} and facts.budget == Budget(around=15.0)
     facts = conversation_facts(said("a blanket sleeper for my son", "sorry, nephew not son. same size tho"))
     assert facts.audiences == {"boys"} and not facts.not_for
+
+
+@pytest.mark.parametrize("text,budget", [
+    ("Around twelve dollars.", Budget(around=12.0)), ("around twenty five dollars", Budget(around=25.0)),
+    ("about thirty-five bucks", Budget(around=35.0)), ("under forty five", Budget(max_price=45.0)),
+    ("20 something.", Budget(around=25.0)), ("Cheap, like 20 something.", Budget(around=25.0)),
+    ("thirty-something dollars", Budget(around=35.0)),
+])
+def test_amounts_spelled_out_or_by_their_decade(text: str, budget: Budget) -> None:
+    assert names_price(text) and parse_budget(text) == budget
+
+
+@pytest.mark.parametrize("text", ["my 20 something daughter", "about five pockets", "twelve pockets"])
+def test_an_age_or_a_count_in_words_is_no_price(text: str) -> None:
+    assert parse_budget(text) is None
+
+
+def test_a_later_wearer_already_said_keeps_the_fuller_answer() -> None:
+    """"baby girl" ... "for my niece" still says baby; "my daughter" ... "girls' shorts" drops the grown-up
+    reading of "daughter"; a wearer not said before replaces (a correction)."""
+    facts = conversation_facts(said("newborn sweaters, 3 pack, baby girl", "3 pack for my niece"))
+    assert facts.audiences == {"baby", "girls"} and not facts.grown_up
+    facts = conversation_facts(said("active shorts for my daughter", "girls active shorts"))
+    assert facts.audiences == {"girls"} and not facts.grown_up
+    facts = conversation_facts(said("shorts for my son", "for my son, he is 12"))
+    assert facts.audiences == {"boys"} and facts.grown_up == {"men"}
+    facts = conversation_facts(said("hoodie for my son", "sorry, for my daughter"))
+    assert facts.audiences == {"girls"} and facts.grown_up == {"women"}
+
+
+def test_a_little_guy_is_a_boy() -> None:
+    assert audiences_said("size small, he's a skinny little guy") == ({"boys"}, frozenset())
+    assert audiences_said("for my little lady") == ({"girls"}, frozenset())
+    assert audiences_said("a little bit loose for my husband") == ({"men"}, frozenset())
+    facts = conversation_facts(said("my son needs a tech suit", "size small, he's a skinny little guy"))
+    assert facts.audiences == {"boys"}

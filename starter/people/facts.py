@@ -35,7 +35,9 @@ class Facts:
 
 def conversation_facts(readings: list[Reading], brands: Brands | None = None,
                        shown_prices: list[list[float]] | None = None) -> Facts:
-    """Who it is for (the latest message that says so wins: a correction replaces, never adds) and which
+    """Who it is for (the latest message that names another wearer wins: a correction replaces, never adds;
+    one that names only wearers already said keeps the earlier, fuller answer, and the grown-ups both may mean)
+    and which
     grown-ups its family words may also mean ("my son": men), who it is not for, how many in the pack (the
     latest said), negated words (a word said again later without a negation is wanted after all), the latest
     budget said, and the brands named.  `shown_prices[t]`: the prices shown after message t, which a
@@ -61,7 +63,9 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
             named += [m.store for m in mentions if m.store not in named]
             misspelt += [m.store for m in mentions if m.source == "fuzzy" and m.store not in misspelt]
         said, ruled_out = audiences_said(r.text)
-        if said:
+        if said and audiences and said <= audiences:     # "baby girl" ... "for my niece" keeps the baby, and
+            grown_up &= grown_up_audiences(r.text)        # "my daughter" ... "girls' shorts" drops the grown-up
+        elif said:
             audiences, grown_up = said, grown_up_audiences(r.text) - said
         elif not audiences:
             audiences = pronoun_audiences(r.text)          # "a gift for him", while no wearer was named

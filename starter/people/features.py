@@ -14,6 +14,7 @@ development cards hold too few misspelt names to estimate it.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -108,6 +109,16 @@ def candidate_pool(index: CatalogIndex, readings: list[Reading], cfg: PeopleSett
     return np.asarray(ids, dtype=np.int64), [text, type_scores, details, description, held, type_held], funnel
 
 
+def _affirmed(free: list[Reading], negated: frozenset[str]) -> str:
+    """Everything said, less the words the conversation rules out: the meaning of "ankle booties, not suede" is
+    not near suede (each ruled-out word in either number, "not a polo" against "polos")."""
+    text = " ".join(r.text for r in free)
+    if not negated:
+        return text
+    words = sorted({form for w in negated for form in number_forms(w)}, key=len, reverse=True)
+    return re.sub(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", " ", text, flags=re.I)
+
+
 def _best(scores: np.ndarray, limit: int) -> list[int]:
     """The `limit` best-scoring products with a score (score descending, index ascending:
     `grounding.topk.best_first`, whose ties at the cut go to the lower index)."""
@@ -130,7 +141,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         last, opening = message_words(free[-1]), message_words(free[0])
         x[:, COLUMN["last"]] = _relative(index.fulltext_scores(last, [ALL_FIELDS])[0][ids])
         x[:, COLUMN["opening_type"]] = _relative(index.fulltext_scores(opening, [TYPE_FIELDS])[0][ids])
-        x[:, COLUMN["meaning"]] = _behind_best(index.meanings.similarity(" ".join(r.text for r in free), ids))
+        x[:, COLUMN["meaning"]] = _behind_best(index.meanings.similarity(_affirmed(free, facts.negated), ids))
     pairs = list(dict.fromkeys(p for r in free for p in message_pairs(r) if not set(p) & facts.negated))
     if pairs:
         x[:, COLUMN["phrases"]] = sum(member(ids, index.phrases.rows(p)) for p in pairs) / len(pairs)

@@ -3,12 +3,13 @@
 Called by `scripts.fit_people` once the logit's weights are fitted.  Data: every tune card played for all ten
 turns with those weights (`scripts.people_replay.record`: the people path asks "anything else?", so what the
 shopper says does not depend on the ranking), and every people turn whose pool holds the target, the target
-labelled 1 and the rest 0, each row weighted by its card (`scripts.fit_people.card_weights`).  LightGBM's lambdarank (truncated at 20) fits trees starting from the logit's score
-(its `init_score`: the features times the weights plus the fixed terms, nothing shown), each tree monotone in
-every feature whose sign the logit fixes (`SIGNS`), so a fact that agrees never lowers a candidate.  The
-configuration is the one two-fold cross-validation inside the tune halves chose among corrections of the logit
-(evaluation_results/people/ranker_trial_2026-12-03.md: 7 leaves, 100 trees at 0.05).  Deterministic: one
-thread, no sampling, LightGBM's `deterministic` mode.
+labelled 1 and the rest 0, each row weighted by its card (`scripts.fit_people.card_weights`).  LightGBM's
+lambdarank (truncated at 20) fits trees starting from the logit's score (its `init_score`: the features times
+the weights plus the fixed terms, nothing shown), each tree monotone in every feature whose sign the logit
+fixes (`SIGNS`), so a fact that agrees never lowers a candidate.  The configuration is the one two-fold
+cross-validation inside the tune halves chose among corrections of the logit
+(evaluation_results/people/ranker_trial_2026-12-03.md: 7 leaves, 100 trees at 0.05), each leaf capped (see
+`PARAMS`).  Deterministic: one thread, no sampling, LightGBM's `deterministic` mode.
 """
 from __future__ import annotations
 

@@ -70,16 +70,17 @@ ROUGH_MIN_PRICE = 10.0        # hand-set: "like 2" or "8ish" is a count or a siz
 # A floor said with a plus: "70+ is fine", "$40+" (never "40+ pairs": a count is followed by what it counts).
 _PLUS_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*\+(?=\s*(?:$|[.,;:!?)]|(?:is|are|would|works|fine|ok|okay|"
                       r"dollars?|bucks|usd|please|pls)\b))", re.I)
-# A price said by its decade: "mid teens", "low 20s", "upper thirties" (never "her mid 20s": an age).
+# A price said by its decade: "mid teens", "low 20s", "upper thirties".
 _DECADES = {"teens": 10, "20s": 20, "twenties": 20, "30s": 30, "thirties": 30, "40s": 40, "forties": 40,
             "50s": 50, "fifties": 50, "60s": 60, "sixties": 60, "70s": 70, "seventies": 70, "80s": 80,
             "eighties": 80, "90s": 90, "nineties": 90}
 _DECADE_STEP = {"low": 3, "lower": 3, "mid": 5, "middle": 5, "high": 8, "upper": 8}
-# "20 something", "thirty-something": a price near the middle of its decade (never "my 20 something daughter").
-_SOMETHING_RE = re.compile(r"(?<!\bher )(?<!\bhis )(?<!\bmy )(?<!\btheir )(?<!\byour )(?<![\d.])\$?([1-9]0)\s*-?\s*"
-                           r"something\b", re.I)
-DECADE_PRICE_RE = re.compile(r"(?<!\bher )(?<!\bhis )(?<!\bmy )(?<!\btheir )(?<!\byour )\b("
-                             + "|".join(_DECADE_STEP) + r")[- ]?(" + "|".join(_DECADES) + r")\b", re.I)
+# After a possessive, a decade is an age ("her mid 20s", "my 20 something daughter"), never a price.
+_NOT_AN_AGE = r"(?<!\bher )(?<!\bhis )(?<!\bmy )(?<!\btheir )(?<!\byour )"
+# "20 something", "thirty-something": a price near the middle of its decade.
+_SOMETHING_RE = re.compile(_NOT_AN_AGE + r"(?<![\d.])\$?([1-9]0)\s*-?\s*something\b", re.I)
+DECADE_PRICE_RE = re.compile(_NOT_AN_AGE + r"\b(" + "|".join(_DECADE_STEP) + r")[- ]?(" + "|".join(_DECADES) + r")\b",
+                             re.I)
 _BARE_RE = re.compile(r"\$\s*" + _NUMBER + r"|" + _NUMBER + r"\s*(?:dollars?|bucks|usd)\b|^\s*" + _NUMBER + r"\s*$",
                       re.I)
 _NEG_PRICE_RE = re.compile(r"\b(?:not|isn'?t|no|nothing|never)\s+(?:too\s+|very\s+|that\s+|so\s+|overly\s+)?"
@@ -152,8 +153,8 @@ def _floor_plus(text: str) -> float | None:
 
 
 def names_price(text: str) -> bool:
-    """Does the message name a price with a number (see `_PRICE_MENTION_RE`, and the everyday
-    approximations of `_ROUGH_RE`)?"""
+    """Does the message name a price with a number (see `_PRICE_MENTION_RE`, the everyday approximations of
+    `_rough` and a floor said with a plus)?"""
     text = spelled_out(without_measures(text))
     return _PRICE_MENTION_RE.search(text) is not None or _rough(text) is not None or _floor_plus(text) is not None
 

@@ -17,10 +17,10 @@ from typing import Any
 from contest.rules import ALLOWED_ATTRIBUTES
 from grounding.budget import NEGATABLE_PRICE_WORDS, budget_ceiling
 from grounding.gate import Proposal
-from grounding.negation import negations
-from grounding.words import (COLOR_RE, COLORS, FILLER, MATERIAL_RE, MATERIALS, NEGATION_STOP, NOT_FACTS,
-                             RETRACTED_PLAN_RE, RETRACTED_PLAN_WORDS, RETRACTION_RES,
-                             STOP, tokens)
+from grounding.negation import negations, number_forms
+from grounding.words import (BREAK_OFF_RE, BROKEN_OFF_ENDS, BROKEN_OFF_WORDS, COLOR_RE, COLORS, FILLER, MATERIAL_RE,
+                             MATERIALS, NEGATION_STOP, NOT_FACTS, RETRACTED_PLAN_RE, RETRACTED_PLAN_WORDS,
+                             RETRACTION_RES, STOP, tokens)
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,36 @@ def _retractions(low: str) -> list[tuple[str, str]]:
         for word in _plan_words(tokens(m.group(1))):
             if word not in later and not word.isdigit():
                 out.append((m.group(0), word))
+    for m in BREAK_OFF_RE.finditer(low):
+        clause = re.split(r"[.,;:!?…]", low[:m.start()])[-1]
+        later = {form for w in tokens(low[m.end():]) for form in number_forms(w)}
+        out += [(clause.strip() + m.group(0), word) for word in _broken_off(tokens(clause)) if word not in later]
     return out
+
+
+def _broken_off(words: list[str]) -> list[str]:
+    """The words a break-off takes back, read backwards from it: the content words before it (past a trailing
+    "maybe" / "style" / "one(s)"), at most `BROKEN_OFF_WORDS`, up to the first function word or attribute name
+    ("size large" takes back "large").  As with a plan given up, the noun after its modifiers stays wanted
+    ("low rise bikini... I meant high waisted" keeps the bikini), unless the words are all modifiers: of
+    "one(s)" ("a folding compact one"), coordinated ("dainty and thin") or ending in a colour or material
+    ("plain white")."""
+    k = len(words)
+    while k and words[k - 1] in ("maybe", "style", "kind", "please"):
+        k -= 1
+    all_modifiers = k > 0 and words[k - 1] in ("one", "ones")
+    if all_modifiers:
+        k -= 1
+    out: list[str] = []
+    for word in reversed(words[:k]):
+        if word in ("and", "or") and out:
+            all_modifiers = True
+            continue
+        if word in BROKEN_OFF_ENDS or not negatable(word) or word.isdigit() or len(out) == BROKEN_OFF_WORDS:
+            break
+        out.append(word)
+    head_is_a_noun = bool(out) and out[0] not in COLORS and out[0] not in MATERIALS     # "plain white" is no noun
+    return out[:0:-1] if head_is_a_noun and not all_modifiers and len(out) > 1 else out[::-1]
 
 
 def _plan_words(words: list[str]) -> list[str]:

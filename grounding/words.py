@@ -113,27 +113,38 @@ COLOR_RE = re.compile(r"\b(" + "|".join(COLOR_WORDS) + r")\b")
 RETRACTION_RES = (
     re.compile(r"\b(?:scratch\s+(?:the|an?|that|those)|(?:never ?mind|forget(?: about)?|changed (?:my|his|her|their) "
                r"minds? (?:on|about))(?:\s+(?:the|an?|that|those))?)\s+([a-z][a-z]+)"),
-    re.compile(r"\b([a-z][a-z]+)(?:\s+ones?)?\s*(?:\.\.\.|…)\s*(?:oh\s+|um+\s+|uh+\s+)?"
-               r"(?:no\b|nope|oops|sorry|wait|actually|i mean|i meant|scratch)"),
 )
-# "I was thinking a fleece but ...", "was going to get heavy insulated winter ones but ...": a plan taken back when
-# the clause turns (which of its words, up to RETRACTED_PLAN_WORDS: grounding.proposals).
+# Where a shopper breaks off ("a maxi... sorry no", "dainty and thin... no, actually", "a folding compact one...
+# nah", "black... hmm, no"): the words said just before it are taken back (grounding.proposals).
+BREAK_OFF_RE = re.compile(r"\s*(?:\.\.\.|…)\s*(?:(?:oh|um+|uh+|hmm+|hm+|well)\s*,?\s+)?"
+                          r"(?:no\b|nope\b|nah\b|oops|sorry|wait|actually|i mean|i meant|scratch)")
+# hand-set (the scripts break off after one to three words): the most words one break-off takes back; and the
+# words that end the phrase it takes back (read backwards from the break): "size large... no wait, medium" takes
+# back "large", not the size.
+BROKEN_OFF_WORDS = 3
+BROKEN_OFF_ENDS = frozenset("size sizes color colour".split())
+# "I was thinking a fleece but ...", "was going to get heavy insulated winter ones but ...", "I had my heart set on
+# high rise but ...", "I was gonna say chunky knit, but ...": a plan taken back when the clause turns (which of its
+# words, up to RETRACTED_PLAN_WORDS: grounding.proposals).
 RETRACTED_PLAN_RE = re.compile(
-    r"\b(?:(?:i|we|he|she)\s+)?(?:was|were) (?:thinking|going to get|going for|going with|after)\s+"
-    r"(?:(?:of|about|an?|the|some)\s+)*([a-z][a-z]+(?:[ -][a-z][a-z]+)*?)"
+    r"\b(?:(?:(?:i|we|he|she)\s+)?(?:was|were) (?:thinking|picturing|leaning (?:toward|towards|to)|"
+    r"(?:going to|gonna) (?:get|say)|going for|going with|after|set on)|(?:i|we|he|she)\s+had (?:my|our|his|her) "
+    r"heart set on|(?:i|we|he|she)\s+thought (?:i|we|he|she) (?:wanted|needed))\s+"
+    r"(?:(?:of|about|an?|the|some|him|her|them|me)\s+)*([a-z][a-z]+(?:[ -][a-z][a-z]+)*?)"
     r"(?=\s*(?:,|;|\.|\bbut\b|\bat first\b|\bactually\b|\binstead\b|\bthen\b|\bfor\b|\bin\b|\bwith\b|\bto\b))"
     r"(?=[^.!?]*\b(?:but|actually|instead|changed|rather)\b)")
 RETRACTED_PLAN_WORDS = 4
 # A value that starts with a negation cue ("not red", "no leather") is itself a rejection.
 LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|anything but|none of)\s+", re.I)
 # Words after a negation that say nothing about the product ("not sure", "not quite").
+# "last" ("the cheap ones never last") says how a product wears, not a part of it.
 # "see" ("not see-through"): rejecting the word would count against every "see the size chart", while the
 # products that answer the wish say "not see-through" themselves.
 # A pronoun with its verb, typed without the apostrophe ("wait no shes not pierced"): "no" there is an
 # interjection, and the negation is the one that follows.
 NEGATION_STOP = frozenset("an the one ones sorry sure quite really very much yet right it that this so bad only just "
                           "exactly necessarily big fan idea preference particular strong opinion problem worries "
-                          "matter style styles kind sort type thing things stuff see "
+                          "matter style styles kind sort type thing things stuff see last lasts "
                           "shes hes its im ive theyre thats youre weve".split())
 # Negated words that are conversation, not product facts (the gate's stricter list).
 NOT_FACTS = frozenset("""sure quite exactly really too very that this those these it them one ones idea clue

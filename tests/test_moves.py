@@ -293,6 +293,19 @@ def test_a_count_said_lifts_the_listings_that_state_it(proxy_agent) -> None:
     ("I was going to get heavy insulated winter ones but changed my mind", "heavy"),
     ("I was going to get heavy insulated winter ones but changed my mind", "insulated"),
     ("I was going to get heavy insulated winter ones but changed my mind", "winter"),
+    ("maybe something dainty and thin... no, actually I want it chunky", "dainty"),   # coordinated, all of them
+    ("maybe something dainty and thin... no, actually I want it chunky", "thin"),
+    ("hmm or a folding compact one... nah, the long stick kind", "folding"),        # the modifiers of "one"
+    ("hmm or a folding compact one... nah, the long stick kind", "compact"),
+    ("black... hmm, no, grey with a printed graphic", "black"),
+    ("size large... no wait, medium", "large"),                                     # not the attribute's name
+    ("plain white... no, actually he wants plaid ones", "white"),                   # a colour is no noun
+    ("long sleeve maybe... nah, short sleeve, it's summer", "long"),
+    ("I was picturing a tight fitted one at first but I changed my mind", "tight"),
+    ("I was leaning toward cotton ones but honestly the silky nylon kind", "cotton"),
+    ("I had my heart set on high rise but thinking about it, mid rise", "high"),
+    ("I was gonna say chunky knit, but no, thin and lightweight", "chunky"),
+    ("I was going to get him a thin cotton jersey one but let's do flannel", "jersey"),
 ])
 def test_a_preference_taken_back_is_negated(text: str, taken_back: str) -> None:
     reading = said(text)[0]
@@ -324,7 +337,9 @@ def test_a_negation_inside_a_quoted_value_is_a_claim() -> None:
 @pytest.mark.parametrize("text,kept", [
     ("I was thinking blue would be nice", "blue"),                         # no turn of the clause
     ("a one piece... no sorry, I meant a two piece bikini", "piece"),      # said again after
-    ("low rise bikini style... oh sorry, I meant high waisted", "bikini"),  # only the word broken off
+    ("low rise bikini style... oh sorry, I meant high waisted", "bikini"),  # the noun after its modifiers
+    ("long sleeve maybe... nah, short sleeve, it's summer", "sleeve"),     # said again after
+    ("the cheap ones never last, I'm fine going up to around 50", "last"),   # how it wears, not a part
     ("i was thinking of a red dress for the party but actually green", "dress"),   # a noun after a modifier
     ("I was after a leather tote bag but actually canvas", "tote"),
 ])

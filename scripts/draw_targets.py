@@ -18,7 +18,9 @@ Sets written (ids only; the rows stay in the catalog):
   `longtail2_terse`, `script2_synthetic`: 100 synthetic rows each, and
   `script2_public`: the 100 public targets `script_public` left);
 - a third wave by others again (`longtail3_persona`, `longtail3_terse`,
-  `script3_synthetic`: 100 synthetic rows each).
+  `script3_synthetic`: 100 synthetic rows each);
+- `terse_public`: every public-set target, for terse phone-style cards (real
+  rows, where every earlier terse set is synthetic), in a seeded order.
 The synthetic sets are disjoint; each wave's sets follow the earlier ones in
 the same shuffled order, so adding a wave leaves the earlier draws as they were.
 """
@@ -41,6 +43,7 @@ SYNTHETIC_SETS: tuple[tuple[str, int], ...] = (("longtail_persona", 100), ("long
                                                ("script3_synthetic", 100))
 PUBLIC_SETS: tuple[tuple[str, int], ...] = (("script_public", 100),)
 PUBLIC_REST = "script2_public"          # the public targets no earlier public set drew
+PUBLIC_ALL = ("terse_public",)           # every public target, each set in its own seeded order
 OUT = PROJECT_ROOT / "data" / "personas" / "targets.json"
 
 
@@ -68,6 +71,9 @@ def draw(synthetic: list[str], public: list[str]) -> dict[str, list[str]]:
     drawn = {i for name, _ in PUBLIC_SETS for i in out[name]}
     out[PUBLIC_REST] = [i for i in ids if i not in drawn]
     random.Random(SEED + PUBLIC_REST).shuffle(out[PUBLIC_REST])
+    for name in PUBLIC_ALL:
+        out[name] = list(ids)
+        random.Random(SEED + name).shuffle(out[name])
     return out
 
 

@@ -35,7 +35,7 @@ from contest.paths import PROJECT_ROOT
 
 PERSONAS = PROJECT_ROOT / "data" / "personas"
 TUNE_SETS = ("tune", "longtail_tune", "terse_tune", "scripts_tune", "longtail2_tune", "terse2_tune", "scripts2_tune",
-             "longtail3_tune", "terse3_tune", "scripts3_tune")
+             "longtail3_tune", "terse3_tune", "scripts3_tune", "tersep_tune")
 REPORT = PROJECT_ROOT / "evaluation_results" / "people" / "fit.md"
 RIDGE = 0.01           # hand-set: a weak Gaussian prior on every weight, for features that rarely vary
 ROUNDS = 2

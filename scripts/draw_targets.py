@@ -19,6 +19,8 @@ Sets written (ids only; the rows stay in the catalog):
   `script2_public`: the 100 public targets `script_public` left);
 - a third wave by others again (`longtail3_persona`, `longtail3_terse`,
   `script3_synthetic`: 100 synthetic rows each);
+- a fourth wave (`longtail4_persona`, `longtail4_terse`, `script4_synthetic`:
+  100 synthetic rows each);
 - `terse_public`: every public-set target, for terse phone-style cards (real
   rows, where every earlier terse set is synthetic), in a seeded order.
 The synthetic sets are disjoint; each wave's sets follow the earlier ones in
@@ -40,7 +42,8 @@ SYNTHETIC_SETS: tuple[tuple[str, int], ...] = (("longtail_persona", 100), ("long
                                                ("script_synthetic", 100), ("longtail2_persona", 100),
                                                ("longtail2_terse", 100), ("script2_synthetic", 100),
                                                ("longtail3_persona", 100), ("longtail3_terse", 100),
-                                               ("script3_synthetic", 100))
+                                               ("script3_synthetic", 100), ("longtail4_persona", 100),
+                                               ("longtail4_terse", 100), ("script4_synthetic", 100))
 PUBLIC_SETS: tuple[tuple[str, int], ...] = (("script_public", 100),)
 PUBLIC_REST = "script2_public"          # the public targets no earlier public set drew
 PUBLIC_ALL = ("terse_public",)           # every public target, each set in its own seeded order

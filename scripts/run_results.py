@@ -52,13 +52,14 @@ def default_runs() -> list[Run]:
         runs.append(Run(f"ours.popmatched.{mode}", OURS, "popmatched", mode))
     # Persona sessions (PERSONAS.md): our development cards, both halves, a second and a third wording of the
     # same targets by other writers (never tuned on), the long-tail and terse halves, and the scripted
-    # conversations' halves, the second and third waves of each by other writers, and terse cards for the public
-    # targets (data/personas/README.md).
+    # conversations' halves, the second, third and fourth waves of each by other writers, and terse cards for the
+    # public targets (data/personas/README.md).
     for half in ("tune", "confirm", "wording2", "wording3", "longtail_tune", "longtail_confirm", "terse_tune",
                  "terse_confirm", "scripts_tune", "scripts_confirm", "longtail2_tune", "longtail2_confirm",
                  "terse2_tune", "terse2_confirm", "scripts2_tune", "scripts2_confirm", "longtail3_tune",
                  "longtail3_confirm", "terse3_tune", "terse3_confirm", "scripts3_tune", "scripts3_confirm",
-                 "tersep_tune", "tersep_confirm"):
+                 "tersep_tune", "tersep_confirm", "longtail4_tune", "longtail4_confirm", "terse4_tune",
+                 "terse4_confirm", "scripts4_tune", "scripts4_confirm"):
         for label, agent in (("ours", OURS), ("weak-bm25", WEAK), ("cumulative-bm25", CUMULATIVE)):
             runs.append(Run(f"{label}.persona-{half}", agent, f"persona-{half}"))
     return runs

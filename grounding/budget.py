@@ -12,15 +12,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from grounding.words import tokens
+from grounding.words import NUMBER_WORDS, tokens
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
 # Amounts people spell out ("around a hundred dollars", "about twelve dollars", "twenty-five bucks"): replaced
 # by digits before any reading (a unit alone, "under five", is too often a count to read as money).
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
-_ONES = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
-_SPELLED = {"ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
-            "seventeen": 17, "eighteen": 18, "nineteen": 19, **_TENS,
+_ONES = {word: n for word, n in NUMBER_WORDS.items() if n < 10}
+_SPELLED = {**{word: n for word, n in NUMBER_WORDS.items() if n >= 10}, "thirteen": 13, "fourteen": 14,
+            "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, **_TENS,
             **{f"{tens}{gap}{one}": t + o for tens, t in _TENS.items() for one, o in _ONES.items() for gap in " -"},
             "a hundred": 100, "one hundred": 100, "hundred": 100, "two hundred": 200, "a couple hundred": 200}
 _SPELLED_WORDS = "(" + "|".join(sorted(_SPELLED, key=len, reverse=True)) + ")"

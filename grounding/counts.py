@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-                 "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "dozen": 12, "a dozen": 12}
+from grounding.words import NUMBER_WORDS
+
+_NUMBER_WORDS = {**NUMBER_WORDS, "dozen": 12, "a dozen": 12}
 _N = r"(\d{1,3}|" + "|".join(sorted(_NUMBER_WORDS, key=len, reverse=True)) + r")"
 _UNIT = r"(?:packs?|pk|pairs|pair|pcs|count|ct|sets?)"
 # "2 in the pack", "5 in a set", "two lockets in one pack", "30 pairs in one pack" (up to two words between the

@@ -101,6 +101,10 @@ bronze rust taupe peach lilac violet indigo aqua emerald sapphire ruby off colou
 light pastel neon metallic floral striped stripes checkered
 """.split())
 LEXICON = MATERIALS | COLORS
+# Numbers people spell out, one to twelve: one table for the counts of a pack ("set of three", grounding.counts)
+# and the amounts of a budget ("twenty-five bucks", grounding.budget).
+NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+                "ten": 10, "eleven": 11, "twelve": 12}
 MATERIAL_RE = re.compile(r"\b(" + "|".join(MATERIAL_WORDS) + r")\b")
 COLOR_RE = re.compile(r"\b(" + "|".join(COLOR_WORDS) + r")\b")
 

@@ -21,10 +21,9 @@ import numpy as np
 from contest.jsonl import read_jsonl
 from contest.paths import PROJECT_ROOT
 from scripts.fit_people import PERSONAS, TUNE_SETS, Turns, collect
+from scripts.persona_split import HALVED_SETS, half_name
 
-CONFIRM_SETS = ("confirm", "longtail_confirm", "terse_confirm", "scripts_confirm", "longtail2_confirm",
-                "terse2_confirm", "scripts2_confirm", "longtail3_confirm", "terse3_confirm", "scripts3_confirm",
-                "tersep_confirm", "longtail4_confirm", "terse4_confirm", "scripts4_confirm")
+CONFIRM_SETS = tuple(half_name(card_set, "confirm") for card_set in HALVED_SETS)
 OUT = PROJECT_ROOT / "evaluation_results" / "people" / "reliability.md"
 
 

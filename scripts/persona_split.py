@@ -18,6 +18,16 @@ from contest.paths import PROJECT_ROOT
 
 PERSONA_DIR = PROJECT_ROOT / "data" / "personas"
 SEED = "persona-split-2026"
+# Every card set split into halves, in the order results list them ("" is cards.jsonl, the public-target cards
+# whose halves are tune.jsonl and confirm.jsonl).  Which tune halves the people model is fitted on is the fit's
+# own choice (`scripts.fit_people.TUNE_SETS`).
+HALVED_SETS = ("", "longtail", "terse", "scripts", "longtail2", "terse2", "scripts2", "longtail3", "terse3",
+               "scripts3", "tersep", "longtail4", "terse4", "scripts4")
+
+
+def half_name(card_set: str, half: str) -> str:
+    """The file stem of one half ("tune" or "confirm") of a card set of `HALVED_SETS`."""
+    return f"{card_set}_{half}" if card_set else half
 
 
 def split(cards: list[dict]) -> tuple[list[dict], list[dict]]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 
 from evaluator.data import PROJECT_ROOT, SHARED_DIR, resolve_dataset
+from scripts.persona_split import HALVED_SETS, half_name
 
 OUT = PROJECT_ROOT / "evaluation_results"
 PANELS = PROJECT_ROOT / "data" / "panels"
@@ -54,12 +55,8 @@ def default_runs() -> list[Run]:
     # same targets by other writers (never tuned on), the long-tail and terse halves, and the scripted
     # conversations' halves, the second, third and fourth waves of each by other writers, and terse cards for the
     # public targets (data/personas/README.md).
-    for half in ("tune", "confirm", "wording2", "wording3", "longtail_tune", "longtail_confirm", "terse_tune",
-                 "terse_confirm", "scripts_tune", "scripts_confirm", "longtail2_tune", "longtail2_confirm",
-                 "terse2_tune", "terse2_confirm", "scripts2_tune", "scripts2_confirm", "longtail3_tune",
-                 "longtail3_confirm", "terse3_tune", "terse3_confirm", "scripts3_tune", "scripts3_confirm",
-                 "tersep_tune", "tersep_confirm", "longtail4_tune", "longtail4_confirm", "terse4_tune",
-                 "terse4_confirm", "scripts4_tune", "scripts4_confirm"):
+    halves = [half_name(card_set, half) for card_set in HALVED_SETS for half in ("tune", "confirm")]
+    for half in halves[:2] + ["wording2", "wording3"] + halves[2:]:
         for label, agent in (("ours", OURS), ("weak-bm25", WEAK), ("cumulative-bm25", CUMULATIVE)):
             runs.append(Run(f"{label}.persona-{half}", agent, f"persona-{half}"))
     return runs

@@ -1,4 +1,4 @@
-"""The seeded draw of development targets (PERSONAS.md "Which targets")."""
+"""The seeded draw of development targets (PERSONAS.md "Which targets") and the card sets split in halves."""
 from __future__ import annotations
 
 import random
@@ -35,3 +35,20 @@ def test_a_later_wave_leaves_the_earlier_draws_as_they_were() -> None:
     pool = sorted(SYNTHETIC)
     random.Random(SEED).shuffle(pool)
     assert order == pool[:len(order)]
+
+
+def test_every_halved_card_set_is_split_by_the_rule_and_run_by_the_results() -> None:
+    """Each set of `HALVED_SETS` has its two halves on disk, as `persona_split` makes them from the whole set,
+    and the results and the reliability report read them (a new set named once is run everywhere)."""
+    from contest.jsonl import read_jsonl
+    from scripts.people_reliability import CONFIRM_SETS
+    from scripts.persona_split import HALVED_SETS, PERSONA_DIR, half_name, split
+    from scripts.run_results import default_runs
+    runs = {r.name for r in default_runs()}
+    for card_set in HALVED_SETS:
+        whole = read_jsonl(PERSONA_DIR / f"{card_set or 'cards'}.jsonl")
+        tune, confirm = split(whole)
+        assert read_jsonl(PERSONA_DIR / f"{half_name(card_set, 'tune')}.jsonl") == tune
+        assert read_jsonl(PERSONA_DIR / f"{half_name(card_set, 'confirm')}.jsonl") == confirm
+        assert {f"ours.persona-{half_name(card_set, h)}" for h in ("tune", "confirm")} <= runs
+        assert half_name(card_set, "confirm") in CONFIRM_SETS

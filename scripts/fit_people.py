@@ -2,6 +2,7 @@
 
     python -m scripts.fit_people         # -> starter/people/weights.json, trees.json, evaluation_results/people/fit.md
     python -m scripts.fit_people --check # refit and compare with the committed files (exit 1 if one differs)
+    [--workers N]                        # processes that play the cards (default 2; the files do not change)
 
 Data: the tune halves of every development card set at once (public targets,
 long tail, terse, scripts), so that no single target distribution decides the
@@ -85,7 +86,8 @@ def people_turn(agent, state, t: int):
     readings = state.readings[:t]
     brands = agent.pipeline.people.brands
     facts = conversation_facts(readings, brands, prices_shown(agent.index.products, state.shown[:t - 1]))
-    return ranking.candidate_features(agent.index, readings, facts, agent.settings.people, brands), facts
+    return ranking.candidate_features(agent.index, readings, facts, agent.settings.people, brands,
+                                      agent.pipeline.people.fits), facts
 
 
 def card_weights(cards: list[dict]) -> list[float]:
@@ -102,9 +104,40 @@ def card_weights(cards: list[dict]) -> list[float]:
     return [half / n_public if p else half / (len(cards) - n_public) for p in is_public]
 
 
-def collect(weights: np.ndarray, cards: list[dict], correction=None) -> Turns:
+def collect(weights: np.ndarray, cards: list[dict], correction=None, workers: int = 1) -> Turns:
     """Play every card with `weights` (and the trees' `correction`, which then joins each turn's offsets) and
-    read each people turn's pool as the agent saw it, each turn weighted by its card (`card_weights`)."""
+    read each people turn's pool as the agent saw it, each turn weighted by its card (`card_weights`).
+    Under `workers` > 1 the cards are played in that many contiguous parts at once, one process and agent
+    each, and the parts joined in card order: the same turns, in the same order, as one process plays."""
+    parts = in_parts(_collect_part, cards, workers, weights, correction)
+    out = Turns([], [], [])
+    for part in parts:
+        out.features += part.features
+        out.offsets += part.offsets
+        out.targets += part.targets
+        out.weights += part.weights
+        out.missed += part.missed
+    return out
+
+
+def in_parts(play, cards: list[dict], workers: int, *args) -> list:
+    """`play(cards, their card weights, the first card's number, *args)` over `workers` contiguous parts of
+    `cards`, each in a process of its own when there are several, the results in card order."""
+    weights = card_weights(cards)
+    n = max(1, min(workers, len(cards)))
+    bounds = [len(cards) * k // n for k in range(n + 1)]
+    jobs = [(cards[a:b], weights[a:b], a) for a, b in zip(bounds, bounds[1:])]
+    if n == 1:
+        return [play(*jobs[0], *args)]
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(max_workers=n) as pool:
+        futures = [pool.submit(play, *job, *args) for job in jobs]
+        return [f.result() for f in futures]
+
+
+def _collect_part(cards: list[dict], weights_of_cards: list[float], first: int, weights: np.ndarray,
+                  correction) -> Turns:
+    """`collect` over one part of the cards, numbered from `first` (each part with an agent of its own)."""
     from evaluator.data import load_catalog_view
     from evaluator.local_evaluator import run_session
     from starter.people import ranking
@@ -116,7 +149,7 @@ def collect(weights: np.ndarray, cards: list[dict], correction=None) -> Turns:
     agent.pipeline.people.correction = correction             # the fit's rounds: none, the trees come after
     view = load_catalog_view(resolve_catalog(None), {c["ground_truth"]["parent_asin"] for c in cards})
     out = Turns([], [], [])
-    for k, (card, weight) in enumerate(zip(cards, card_weights(cards))):
+    for k, (card, weight) in enumerate(zip(cards, weights_of_cards), first):
         run_session(agent, card, k, view)
         state = agent.sessions[f"session-{k:05d}-{card['sample_id']}"]
         target = agent.index.by_pid[card["ground_truth"]["parent_asin"]]
@@ -211,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="refit and compare with the committed weights file")
     ap.add_argument("--out", type=Path, help="weights file to write (default: the agent's)")
     ap.add_argument("--trees-out", type=Path, help="correction file to write (default: the agent's)")
+    ap.add_argument("--workers", type=int, default=2,
+                    help="processes that play the cards (the files do not depend on it; default 2)")
     args = ap.parse_args(argv)
     from starter.people.correction import TREES_FILE
     from starter.people.features import FEATURES
@@ -231,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         TREES_FILE.write_text(trees_text([], FEATURES, 0, 0), encoding="utf-8")
     history = []
     for rnd in range(1, ROUNDS + 1):
-        turns = collect(w, cards)
+        turns = collect(w, cards, workers=args.workers)
         w, se, ll = fit(turns, w, np.array([SIGNS.get(f, 0) for f in FEATURES], dtype=np.float64))
         w = np.round(w, DECIMALS)
         history.append((rnd, len(turns.targets), turns.missed, ll))
@@ -245,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
             "standard_errors": {f: round(float(v), DECIMALS) for f, v in zip(FEATURES, se)},
             "signs": {f: SIGNS.get(f, 0) for f in FEATURES}}
     text = json.dumps(data, indent=1) + "\n"
-    trees, trees_summary = correction(cards, w, FEATURES)
+    trees, trees_summary = correction(cards, w, FEATURES, args.workers)
     outputs = {args.out or WEIGHTS_FILE: text, args.trees_out or TREES_FILE: trees}
     if args.check:
         same = all(path.is_file() and path.read_text(encoding="utf-8") == new for path, new in outputs.items())
@@ -259,12 +294,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def correction(cards: list[dict], weights: np.ndarray, features: tuple[str, ...]) -> tuple[str, str]:
+def correction(cards: list[dict], weights: np.ndarray, features: tuple[str, ...], workers: int = 1
+               ) -> tuple[str, str]:
     """The trees fitted on top of the logit `weights` (`scripts.fit_correction`): the file's text and a
-    paragraph for the report."""
+    paragraph for the report (the cards played by `workers` processes, as in `collect`)."""
     from scripts import fit_correction
-    x, labels, groups, init, rows = fit_correction.training_rows(live_agent(len(cards)), cards, weights,
-                                                                 card_weights(cards))
+    parts = in_parts(_rows_part, cards, workers, weights)
+    x, labels, init, rows = (np.concatenate([p[k] for p in parts]) for k in (0, 1, 3, 4))
+    groups = [g for p in parts for g in p[2]]
     trees = fit_correction.fit_trees(x, labels, groups, init, [SIGNS.get(f, 0) for f in features], rows)
     print(f"correction: {len(trees)} trees over {len(groups)} turns, {len(labels)} rows", file=sys.stderr)
     text = fit_correction.trees_text(trees, features, len(groups), len(labels))
@@ -272,6 +309,12 @@ def correction(cards: list[dict], weights: np.ndarray, features: tuple[str, ...]
                f"{fit_correction.PARAMS['num_leaves']} leaves, fitted on top of these weights over {len(groups)} "
                f"turns ({len(labels)} candidate rows) of the tune cards played for all ten turns.\n")
     return text, summary
+
+
+def _rows_part(cards: list[dict], weights_of_cards: list[float], first: int, weights: np.ndarray):
+    """`scripts.fit_correction.training_rows` over one part of the cards (an agent of its own)."""
+    from scripts import fit_correction
+    return fit_correction.training_rows(live_agent(len(cards)), cards, weights, weights_of_cards)
 
 
 def _names_match(path: Path, features: tuple[str, ...]) -> bool:

@@ -203,6 +203,10 @@ class PeopleSettings:
     # 0.92831 / 0.92781 / 0.92645: within noise, so the values in use stay.
     people_candidates: int = 500
     people_type_candidates: int = 100
+    # measured (recorded pools of every persona half, replayed with the fitted model; see
+    # evaluation_results/people/fact_pool_2026-12-06.md): of the products that fit who it is for and a numeric
+    # budget, the best this many by the whole text and by the title join the pool.
+    people_fact_candidates: int = 100
     # The people model's weights are fitted, not set: starter/people/weights.json and the trees that correct
     # them, trees.json (scripts.fit_people).
     # hand-set: a product shown on an earlier turn (so not the target) pays this log-weight, more than the

@@ -252,7 +252,7 @@ def test_the_share_of_words_held_equals_the_sql_answer_and_counts_each_word(prox
     is the share of the query's words each product holds (a product holding every word has 1.0)."""
     import numpy as np
 
-    from starter.people.features import ALL_FIELDS, TYPE_FIELDS
+    from starter.people.pool import ALL_FIELDS, TYPE_FIELDS
 
     ix = proxy_agent.index
     words = ["waterproof", "slip", "ons", "husband", "rubber", "sole"]
@@ -276,7 +276,7 @@ def test_a_query_that_extends_a_remembered_one_gives_the_same_floats(proxy_agent
     import numpy as np
 
     from starter.index.field_scores import FieldScorer
-    from starter.people.features import ALL_FIELDS, DETAIL_FIELDS, TYPE_FIELDS
+    from starter.people.pool import ALL_FIELDS, DETAIL_FIELDS, TYPE_FIELDS
 
     ix = proxy_agent.index
     groups = [ALL_FIELDS, TYPE_FIELDS, DETAIL_FIELDS]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from grounding.audience import audiences_said, grown_up_audiences, pronoun_audiences
 from grounding.brands import BrandMention, BrandRejection
 from grounding.counts import count_of
@@ -153,6 +155,22 @@ def budget_misfit(price: float | None, budget: Budget | None, cfg: PeopleSetting
     if budget.qualitative and typical:
         off = max(0.0, math.log(price / typical) if budget.qualitative == "low" else math.log(typical / price))
     return over, under, off
+
+
+def budget_fits(prices: np.ndarray, budget: Budget, cfg: PeopleSettings) -> np.ndarray:
+    """Per price, whether `budget_misfit` finds it inside the numeric budget (over and under both 0; a
+    missing price, NaN, fits: nothing says it is off)."""
+    slack = 0.0 if budget.firm else cfg.people_budget_slack
+    off = np.zeros(len(prices), dtype=bool)
+    with np.errstate(invalid="ignore"):
+        if budget.max_price is not None:
+            off |= prices > budget.max_price * (1 + slack)
+        if budget.min_price is not None:
+            off |= (prices > 0) & (prices < budget.min_price * (1 - slack))
+        if budget.around is not None:
+            low, high = cfg.people_around_band
+            off |= (prices > budget.around * high) | ((prices > 0) & (prices < budget.around * low))
+    return ~off
 
 
 _AUDIENCE_LABEL = {"women": "women's", "men": "men's", "girls": "girls'", "boys": "boys'", "baby": "baby / toddler"}

@@ -3,7 +3,7 @@
 One row per candidate, one column per feature (`FEATURES`, in this order).
 Text features are porter-stemmed BM25 over field groups, each divided by the
 best score among the candidates (so 1.0 is "as good as the best match" on
-every turn, whatever the query's length), and the whole text's BM25 also as
+every turn, whatever the query's length; the candidates are `starter.people.pool`'s), and the whole text's BM25 also as
 points behind the best (which a ratio cannot show: the more a conversation
 says, the further a product that lacks it falls behind); facts are signed
 agreements.  The weights that turn them into a score are fitted
@@ -24,19 +24,13 @@ from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
 from grounding.negation import number_forms, states_present
 from grounding.styles import style_agreement, styles_named
-from grounding.topk import best_first
 from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import Facts, budget_misfit
-from starter.people.words import message_pairs, message_words, query_words
+from starter.people.pool import ALL_FIELDS, TYPE_FIELDS
+from starter.people.words import message_pairs, message_words
 from starter.reading.understand import Reading
 from starter.settings import PeopleSettings
-
-# BM25 field weights per group, over (title, categories, features, details, store, description).
-ALL_FIELDS = (6.0, 4.0, 2.5, 2.5, 1.5, 1.0)
-TYPE_FIELDS = (1.0, 1.0, 0.0, 0.0, 0.0, 0.0)          # what the product is: title and category path
-DETAIL_FIELDS = (0.0, 0.0, 1.0, 1.0, 0.0, 0.0)        # bullets and the details table
-DESCRIPTION_FIELDS = (0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
 
 FEATURES: tuple[str, ...] = (
     "text",           # everything said, every field
@@ -80,36 +74,6 @@ class Pool:
     funnel: dict[str, int]
 
 
-def candidate_pool(index: CatalogIndex, readings: list[Reading], cfg: PeopleSettings,
-                   brand_ids: list[int]) -> tuple[np.ndarray, list[np.ndarray], dict[str, int]]:
-    """The candidates (best whole-text matches, best type matches, named brands' products; the most
-    popular others while they are fewer than `people_candidates`) and every product's numbers for everything
-    said (`WHOLE_BM25`, `WHOLE_SHARES`)."""
-    words = query_words(readings)
-    text, type_scores, details, description = index.fulltext_scores(
-        words, [ALL_FIELDS, TYPE_FIELDS, DETAIL_FIELDS, DESCRIPTION_FIELDS])
-    held, type_held = index.fulltext_coverage(words, [ALL_FIELDS, TYPE_FIELDS])
-    funnel = {"query_words": len(words)}
-    chosen = _best(text, cfg.people_candidates)
-    funnel["fulltext"] = len(chosen)
-    seen = set(chosen)
-    typed = [i for i in _best(type_scores, cfg.people_type_candidates) if i not in seen]
-    funnel["type"] = len(typed)
-    have = seen | set(typed)
-    extra = [i for i in dict.fromkeys(brand_ids) if i not in have]
-    funnel["brand"] = len(extra)
-    ids = chosen + typed + extra
-    if len(ids) < cfg.people_candidates:
-        # Few matches (rare words, a small catalog): the most popular others fill the pool, so that it always
-        # holds products not yet shown for the model to weigh (by meaning, who it is for, price).
-        have = set(ids)
-        fill = [i for i in index.popular[:cfg.people_candidates + len(ids)] if i not in have]
-        ids += fill[:cfg.people_candidates - len(ids)]
-        if len(ids) > len(have):
-            funnel["popularity_floor" if not have else "popular_fill"] = len(ids) - len(have)
-    return np.asarray(ids, dtype=np.int64), [text, type_scores, details, description, held, type_held], funnel
-
-
 def _affirmed(free: list[Reading], negated: frozenset[str]) -> str:
     """Everything said, less the words the conversation rules out: the meaning of "ankle booties, not suede" is
     not near suede (each ruled-out word in either number, "not a polo" against "polos")."""
@@ -120,17 +84,10 @@ def _affirmed(free: list[Reading], negated: frozenset[str]) -> str:
     return re.sub(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", " ", text, flags=re.I)
 
 
-def _best(scores: np.ndarray, limit: int) -> list[int]:
-    """The `limit` best-scoring products with a score (score descending, index ascending:
-    `grounding.topk.best_first`, whose ties at the cut go to the lower index)."""
-    hit = np.flatnonzero(scores > 0)
-    return hit[best_first(hit, scores[hit], limit)].tolist()
-
-
 def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids: np.ndarray,
                  whole: list[np.ndarray], cfg: PeopleSettings) -> np.ndarray:
     """The feature matrix of the candidates `ids` (`whole`: every product's numbers for everything said,
-    in the order of `WHOLE_BM25` then `WHOLE_SHARES`, from `candidate_pool`)."""
+    in the order of `WHOLE_BM25` then `WHOLE_SHARES`, from `starter.people.pool.candidate_pool`)."""
     free = [r for r in readings if not r.template]
     x = np.zeros((len(ids), len(FEATURES)), dtype=np.float64)
     for k, name in enumerate(WHOLE_BM25):

@@ -14,6 +14,7 @@ from starter.people import facts as people_facts
 from starter.people.brands import Brands
 from starter.people.features import states_any
 from starter.people.correction import Correction, load_correction
+from starter.people.pool import FactFit
 from starter.people.ranking import load_weights, rank_people
 from starter.reading.kinds import MessageKind, SessionPath
 from starter.reading.understand import Reading, Understanding
@@ -51,6 +52,7 @@ class PeoplePath:
         self.index = index
         self.settings = settings
         self.brands = Brands(index)
+        self.fits = FactFit(index)
         self.weights = load_weights()       # the fitted model (a fit replaces both for its own agent)
         self.correction: Correction | None = load_correction()
 
@@ -75,7 +77,7 @@ class PeoplePath:
         facts = people_facts.conversation_facts(state.readings, self.brands,
                                                 people_facts.prices_shown(self.index.products, state.shown))
         ranked, funnel = rank_people(self.index, state.readings, facts, shown_before, self.settings.people,
-                                     self.brands, self.weights, self.correction)
+                                     self.brands, self.weights, self.correction, self.fits)
         # Asked to see more, or nothing left to say: the horizon DP picks how many to show.
         decision = commit.decide(posterior.horizon_probs(ranked), turn_no, not has_run_out(reading, state.turn), False,
                                  self.settings.commit.people_insurance_turn)

@@ -26,7 +26,8 @@ from starter.index.catalog import CatalogIndex
 from starter.people.brands import Brands
 from starter.people.correction import Correction, load_correction
 from starter.people.facts import Facts
-from starter.people.features import FEATURES, Pool, candidate_pool, feature_rows
+from starter.people.features import FEATURES, Pool, feature_rows
+from starter.people.pool import FactFit, candidate_pool
 from starter.reading.understand import Reading
 from starter.settings import PeopleSettings
 from starter.template.posterior import RankedList, ranked_by_weight
@@ -47,11 +48,12 @@ def load_weights(path: Path = WEIGHTS_FILE) -> np.ndarray:
 
 
 def candidate_features(index: CatalogIndex, readings: list[Reading], facts: Facts, cfg: PeopleSettings,
-                       brands: Brands | None = None) -> Pool:
-    """The turn's candidates and their feature rows."""
+                       brands: Brands | None = None, fits: FactFit | None = None) -> Pool:
+    """The turn's candidates and their feature rows (`fits`: the catalog's wearers and prices as arrays, kept
+    by the caller across turns; without it they are read again)."""
     brand_ids = [i for store in facts.brands for i in brands.products_of(store)[:cfg.people_brand_candidates]] \
         if brands is not None else []
-    ids, whole, funnel = candidate_pool(index, readings, cfg, brand_ids)
+    ids, whole, funnel = candidate_pool(index, readings, facts, cfg, brand_ids, fits)
     return Pool(ids, feature_rows(index, readings, facts, ids, whole, cfg), funnel)
 
 
@@ -70,10 +72,11 @@ def fixed_terms(index: CatalogIndex, ids: np.ndarray, facts: Facts, shown: set[i
 
 def rank_people(index: CatalogIndex, readings: list[Reading], facts: Facts, shown: set[int], cfg: PeopleSettings,
                 brands: Brands | None = None, weights: np.ndarray | None = None,
-                correction: Correction | None = None) -> tuple[RankedList, dict[str, int]]:
+                correction: Correction | None = None, fits: FactFit | None = None
+                ) -> tuple[RankedList, dict[str, int]]:
     """Candidates by the model's probability (tie: popularity, then parent_asin), and the funnel.  Without
     `weights`, the committed model (its weights and its correction)."""
-    pool = candidate_features(index, readings, facts, cfg, brands)
+    pool = candidate_features(index, readings, facts, cfg, brands, fits)
     if weights is None:
         weights, correction = load_weights(), load_correction()
     return ranked_pool(index, pool, facts, shown, cfg, weights, correction), pool.funnel

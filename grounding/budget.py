@@ -67,9 +67,19 @@ _ROUGH_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*(?:-?ish|or so)\b|\blik
                        r"months?|colou?rs?|pockets?|-?\s*something))\b", re.I)
 ROUGH_MIN_PRICE = 10.0        # hand-set: "like 2" or "8ish" is a count or a size, not a price ...
 # ... unless the message speaks of price ("super cheap like 7").
-# A floor said with a plus: "70+ is fine", "$40+" (never "40+ pairs": a count is followed by what it counts).
-_PLUS_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*\+(?=\s*(?:$|[.,;:!?)]|(?:is|are|would|works|fine|ok|okay|"
-                      r"dollars?|bucks|usd|please|pls)\b))", re.I)
+# A floor said after the amount: "70+ is fine", "$40+", "50 plus", "45 or more", "60 and up", "50 or a bit
+# more" (never "40+ pairs" or "a 16 plus size": a count or a size is followed by what it is).
+_COUNTED = r"siz|pairs?|packs?|pcs|pieces|sets?|colou?rs?|items?|styles?|designs?|kinds?"
+_PLUS_RE = re.compile(r"(?<![\d.])(?<!upf )(?<!spf )\$?" + _NUMBER + r"\s*(?:\+(?=\s*(?:$|[.,;:!?)]|(?:is|are|would|"
+                      r"works|fine|ok|okay|dollars?|bucks|usd|please|pls|for|if)\b))|(?:dollars?\s+|bucks\s+)?"
+                      r"(?:plus\b(?!\s*-?\s*(?:" + _COUNTED + r"))|"
+                      r"or\s+(?:a\s+(?:bit|little|tad)\s+)?(?:more|higher|above|up)\b|"
+                      r"and\s+(?:up|above|higher|over)\b))", re.I)
+# Two amounts said as alternatives after a price verb or an approximation, or before a currency word: "happy
+# paying 60 or 70", "she'd spend 70 or 80", "like 10 or 15 bucks": an approximation, near their middle.
+_EITHER_RE = re.compile(r"(?:(?:spend|spending|pay|paying|around|about|like|maybe)\s+\$?" + _NUMBER
+                        + r"\s+or\s+\$?" + _NUMBER + r"(?!\s*(?:more|less|so|under|over|above|below)\b)|(?<![\d.])\$?"
+                        + _NUMBER + r"\s+or\s+\$?" + _NUMBER + r"\s*(?:dollars?|bucks|usd)\b)", re.I)
 # A price said by its decade: "mid teens", "low 20s", "upper thirties".
 _DECADES = {"teens": 10, "20s": 20, "twenties": 20, "30s": 30, "thirties": 30, "40s": 40, "forties": 40,
             "50s": 50, "fifties": 50, "60s": 60, "sixties": 60, "70s": 70, "seventies": 70, "80s": 80,
@@ -147,16 +157,28 @@ def _rough(text: str) -> float | None:
 
 
 def _floor_plus(text: str) -> float | None:
-    """A floor said with a plus ("70+ is fine"), if any."""
+    """A floor said after the amount ("70+ is fine", "50 plus", "45 or more"), if any."""
     m = _PLUS_RE.search(text)
     return float(m.group(1)) if m and float(m.group(1)) >= ROUGH_MIN_PRICE else None
 
 
+def _either(text: str) -> tuple[float, float] | None:
+    """Two amounts said as alternatives (`_EITHER_RE`), low first, if any: prices of one product, so the dearer
+    is at most twice the cheaper ("size 8 or 9" is no price, nor "2 or 3 pairs")."""
+    m = _EITHER_RE.search(text)
+    if m is None:
+        return None
+    found = [float(g) for g in m.groups() if g]
+    low, high = min(found), max(found)
+    return (low, high) if ROUGH_MIN_PRICE <= low < high <= 2 * low else None
+
+
 def names_price(text: str) -> bool:
     """Does the message name a price with a number (see `_PRICE_MENTION_RE`, the everyday approximations of
-    `_rough` and a floor said with a plus)?"""
+    `_rough`, a floor said after the amount and two amounts said as alternatives)?"""
     text = spelled_out(without_measures(text))
-    return _PRICE_MENTION_RE.search(text) is not None or _rough(text) is not None or _floor_plus(text) is not None
+    return (_PRICE_MENTION_RE.search(text) is not None or _rough(text) is not None or _floor_plus(text) is not None
+            or _either(text) is not None)
 
 
 @dataclass(frozen=True)
@@ -212,6 +234,8 @@ def parse_budget(text: str) -> Budget | None:
         if a > b:
             a, b = b, a
         return Budget(max_price=b, min_price=a)
+    if (either := _either(low)) is not None:
+        return Budget(around=(either[0] + either[1]) / 2)
     m = _MAX_RE.search(low) or _NOT_OVER_RE.search(low)
     if m:
         return Budget(max_price=_amount(m))

@@ -20,9 +20,35 @@ def test_a_floor_said_with_a_plus_is_a_minimum(text: str, budget: Budget) -> Non
     assert names_price(text) and parse_budget(text) == budget
 
 
-@pytest.mark.parametrize("text", ["40+ pairs", "ages 3+", "size 10+", "comes with 50+ colors"])
+@pytest.mark.parametrize("text,floor", [
+    ("these look cheap, he'd spend 100 plus", 100.0), ("$100 plus", 100.0), ("willing to spend 100 or more", 100.0),
+    ("these look cheap, 45 or more is fine", 45.0), ("something nicer, 60 and up", 60.0),
+    ("50 or a bit more is ok", 50.0), ("happy to go 150+ for a good pair", 150.0),
+])
+def test_a_floor_said_in_words_after_the_amount_is_a_minimum(text: str, floor: float) -> None:
+    assert names_price(text) and parse_budget(text) == Budget(min_price=floor)
+
+
+@pytest.mark.parametrize("text", ["40+ pairs", "ages 3+", "size 10+", "comes with 50+ colors", "I'm a 16 plus size",
+                                  "2 big pockets plus a zip pocket", "size 8 or 9", "2 or 3 pairs",
+                                  "a big set with 40 plus pairs", "UPF 50 plus for the sun", "UPF 50+ for the sun"])
 def test_a_count_or_a_size_with_a_plus_is_no_price(text: str) -> None:
     assert not names_price(text) and parse_budget(text) is None
+
+
+@pytest.mark.parametrize("text,around", [("she's happy paying 60 or 70 for a good pair", 65.0),
+                                         ("she'd rather spend 70 or 80 on something nice", 75.0),
+                                         ("Cheap, like 10 or 15 bucks.", 12.5), ("like $25 or $20", 22.5)])
+def test_two_amounts_said_as_alternatives_are_near_their_middle(text: str, around: float) -> None:
+    assert names_price(text) and parse_budget(text) == Budget(around=around)
+
+
+def test_a_floor_said_with_a_relative_move_wins_over_the_prices_shown() -> None:
+    facts = conversation_facts(said("hiking boots for my husband", "these look cheap, he'd spend 100 plus"),
+                               shown_prices=[[310.99]])
+    assert facts.budget == Budget(min_price=100.0)
+    facts = conversation_facts(said("hiking boots for my husband", "these look cheap"), shown_prices=[[310.99]])
+    assert facts.budget == Budget(min_price=310.99, firm=True)
 
 
 @pytest.mark.parametrize("text,around", [("Pretty inexpensive, mid teens.", 15.0), ("low 20s please", 23.0),

@@ -4,9 +4,9 @@ One row per candidate (`starter.people.pool` chooses them), one column per
 feature (`FEATURES`, in this order).  Text features are porter-stemmed BM25
 over field groups, each divided by the best score among the candidates (so 1.0
 is "as good as the best match" on every turn, whatever the query's length),
-and the whole text's BM25 also as points behind the best (which a ratio cannot show: the more a conversation
-says, the further a product that lacks it falls behind); facts are signed
-agreements.  The weights that turn them into a score are fitted
+and the whole text's BM25 also as points behind the best (which a ratio cannot
+show: the more a conversation says, the further a product that lacks it falls
+behind); facts are signed agreements.  The weights that turn them into a score are fitted
 (`scripts.fit_people`), never set by hand.  A store named with a slip (which
 BM25 over the store field cannot see) is the one hand-set term, `people_brand`
 (`starter.people.ranking`): the development cards hold too few misspelt names

@@ -121,13 +121,24 @@ def _texts(blob: bytes, offsets: np.ndarray) -> list[str]:
     return [text[a:b] for a, b in zip(ends, ends[1:])]
 
 
+def audience_column(products: list[Product]) -> tuple[list[frozenset[str]], np.ndarray]:
+    """Each distinct audience set, in the order first met, and per product its set's place among them."""
+    places: dict[frozenset[str], int] = {}
+    ids = np.asarray([places.setdefault(p.audience, len(places)) for p in products], dtype="<i4")
+    return list(places), ids
+
+
+def price_column(products: list[Product]) -> np.ndarray:
+    """Per product its price, NaN where it has none."""
+    return np.asarray([np.nan if p.price is None else p.price for p in products], dtype="<f8")
+
+
 def store(db: sqlite3.Connection, products: list[Product], cols: ProductColumns) -> None:
     """Write every product as columns: texts as blobs with offsets, numbers and ids as arrays, each
     distinct card value and label once (no table of a million rows to step through at start)."""
     db.execute("CREATE TABLE card_values (id INTEGER PRIMARY KEY, value TEXT)")
     db.executemany("INSERT INTO card_values VALUES (?, ?)", enumerate(cols.values))
-    audiences: dict[frozenset[str], int] = {}
-    audience_ids = [audiences.setdefault(p.audience, len(audiences)) for p in products]
+    audiences, audience_ids = audience_column(products)
     stores: dict[str, int] = {}
     store_ids = [stores.setdefault(p.store, len(stores)) for p in products]
     db.execute("CREATE TABLE labels (kind TEXT, id INTEGER, label TEXT, PRIMARY KEY (kind, id))")
@@ -140,12 +151,12 @@ def store(db: sqlite3.Connection, products: list[Product], cols: ProductColumns)
     title_text, title_offsets = _text_column([p.title for p in products])
     arrays: dict[str, bytes | np.ndarray] = {
         "pid_text": pid_text, "pid_offsets": pid_offsets, "title_text": title_text, "title_offsets": title_offsets,
-        "price": np.asarray([np.nan if p.price is None else p.price for p in products], dtype="<f8"),
+        "price": price_column(products),
         "rating_number": np.asarray([p.rating_number for p in products], dtype="<i8"),
         "average_rating": np.asarray([p.average_rating for p in products], dtype="<f8"),
         "card_values": cols.card_values.astype("<i4"), "card_offsets": cols.card_offsets.astype("<i8"),
         "shelf": cols.shelf.astype("<i4"), "types": cols.types.astype("<i4"),
-        "audience": np.asarray(audience_ids, dtype="<i4"), "store": np.asarray(store_ids, dtype="<i4"),
+        "audience": audience_ids, "store": np.asarray(store_ids, dtype="<i4"),
         "popular": np.asarray(cols.popular, dtype="<i4")}
     db.execute("CREATE TABLE product_arrays (name TEXT PRIMARY KEY, data BLOB)")
     db.executemany("INSERT INTO product_arrays VALUES (?, ?)",

@@ -167,9 +167,10 @@ def budget_fits(prices: np.ndarray, budget: Budget, cfg: PeopleSettings) -> np.n
             off |= prices > budget.max_price * (1 + slack)
         if budget.min_price is not None:
             off |= (prices > 0) & (prices < budget.min_price * (1 - slack))
-        if budget.around is not None:
+        if budget.around is not None:                   # as `budget_misfit` compares: the ratio to the band
             low, high = cfg.people_around_band
-            off |= (prices > budget.around * high) | ((prices > 0) & (prices < budget.around * low))
+            ratio = prices / budget.around
+            off |= (ratio > high) | ((prices > 0) & (ratio < low))
     return ~off
 
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from grounding.topk import best_first
 from starter.index.catalog import CatalogIndex
+from starter.index.product_table import audience_column, price_column
 from starter.people.facts import Facts, budget_fits
 from starter.people.words import query_words
 from starter.reading.understand import Reading
@@ -38,11 +39,8 @@ class FactFit:
 
     def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
         if self._codes is None or self._prices is None:
-            places: dict[frozenset[str], int] = {}
-            products = self.index.products
-            self._codes = np.asarray([places.setdefault(p.audience, len(places)) for p in products], dtype=np.int32)
-            self._wearers = list(places)
-            self._prices = np.asarray([np.nan if p.price is None else p.price for p in products], dtype=np.float64)
+            self._wearers, self._codes = audience_column(self.index.products)
+            self._prices = price_column(self.index.products)
         return self._codes, self._prices
 
     def mask(self, facts: Facts, cfg: PeopleSettings) -> np.ndarray | None:
@@ -56,7 +54,7 @@ class FactFit:
         ok = np.ones(len(codes), dtype=bool)
         if facts.audiences:
             agree = [k for k, a in enumerate(self._wearers) if a & facts.audiences and not a <= facts.not_for]
-            ok &= np.isin(codes, np.asarray(agree, dtype=np.int32))
+            ok &= np.isin(codes, np.asarray(agree, dtype=codes.dtype))
         if budget is not None:
             ok &= budget_fits(prices, budget, cfg)
         return ok

@@ -223,9 +223,25 @@ def qualitative_budget(text: str) -> str | None:
 
 def parse_budget(text: str) -> Budget | None:
     """`under $30` -> max 30; `around 25 dollars` -> around 25; `$20-$40` -> range;
-    `cheap` / `not too pricey` -> qualitative "low"; `premium` -> "high"; else None."""
+    `cheap` / `not too pricey` -> qualitative "low"; `premium` -> "high"; else None.  An amount of zero is no
+    price ("around $0", "$0-$50": no bound there), so no reader of a budget divides by it."""
     if not isinstance(text, str) or not text.strip():
         return None
+    got = _read_budget(text)
+    if got is None or all(x > 0 for x in got.numbers()):
+        return got
+    def positive(x: float | None) -> float | None:
+        return x if x is not None and x > 0 else None
+    kept = Budget(max_price=positive(got.max_price), min_price=positive(got.min_price), around=positive(got.around),
+                  firm=got.firm)
+    if kept.has_number:
+        return kept
+    wish = qualitative_budget(text.lower())
+    return Budget(qualitative=wish) if wish else None
+
+
+def _read_budget(text: str) -> Budget | None:
+    """`parse_budget` before its amounts of zero are dropped."""
     low = spelled_out(without_measures(text.lower()))
     m = _RANGE_RE.search(low)
     if m and ("between" in m.group(0) or "-" in m.group(0) or "–" in m.group(0) or "$" in m.group(0)

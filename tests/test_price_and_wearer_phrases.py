@@ -138,3 +138,16 @@ def test_a_little_guy_is_a_boy() -> None:
     assert audiences_said("a little bit loose for my husband") == ({"men"}, frozenset())
     facts = conversation_facts(said("my son needs a tech suit", "size small, he's a skinny little guy"))
     assert facts.audiences == {"boys"}
+
+
+@pytest.mark.parametrize("text,budget", [("around $0", None), ("under $0", None), ("$0-$50", Budget(max_price=50.0)),
+                                         ("cheap, around 0", Budget(qualitative="low"))])
+def test_an_amount_of_zero_is_no_price(text: str, budget: Budget | None) -> None:
+    assert parse_budget(text) == budget
+
+
+def test_a_people_turn_that_says_a_price_of_zero_still_ranks(proxy_agent) -> None:
+    proxy_agent.reset("zero-price", {})
+    response = proxy_agent.respond("zero-price", "sneakers for my son, around $0", 1, 10)
+    assert response["recommendations"]
+    assert proxy_agent.debug_snapshot("zero-price")["turns"][0]["fault"] is None

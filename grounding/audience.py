@@ -72,7 +72,7 @@ def style_name_words(text: str) -> frozenset[str]:
 def grown_up_audiences(text: str) -> frozenset[str]:
     """The grown-ups a message's family words may also name ("for my son" -> men; see `_GROWN_UP`)."""
     out: set[str] = set()
-    for tok in tokens(_STYLE_NAMES_RE.sub(" ", text)):
+    for tok in tokens(_STYLE_NAMES_RE.sub(" ", _wearer_text(text))):
         out |= _GROWN_UP.get(tok, frozenset())
     return frozenset(out)
 
@@ -91,6 +91,29 @@ def pronoun_audiences(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# People a message mentions who are not the wearer: someone else's relative ("what her sister wanted", "fishing
+# w her dad", unless the product is "for her sister"; "they call her grandma" is no possessive), a model ("like
+# mommy", "like my grandma's") and someone who has a say without being the one who wears it ("my wife says small",
+# "my wife just said long sleeves"; "my dad said he wants a cap" names him).  The catalog's own words ("his mens
+# size", "I'd like womens") always name the wearer.  "With my wife" does not count here: the companion is often
+# the wearer ("a camping trip with my wife, she needs shorts").
+_RELATIVES = sorted(set(SHOPPER_WORDS) - set(_CATALOG_WORDS) - {"male", "female", "unisex", "couples", "gentleman",
+                                                                 "gentlemen", "lady", "guy", "guys"},
+                    key=len, reverse=True)
+_RELATIVE = "(?:" + "|".join(_RELATIVES) + ")"
+_MENTIONED_RE = re.compile(
+    r"(\bfor\s+)?(?<!call )(?<!calls )(?<!called )(?<!calling )\b(?:her|his|their)\s+"
+    r"(?:(?:little|big|older|younger|baby)\s+)?" + _RELATIVE + r"\b(?:'?s)?"
+    r"|\blike\s+(?:(?:my|her|his|their|our|the)\s+)?" + _RELATIVE + r"\b"
+    r"|\b" + _RELATIVE + r"\s+(?:(?:just|also|always|even)\s+)?(?:says|said|thinks|thought|told\s+me)\b"
+    r"(?!\s+(?:that\s+)?(?:he|she|they)\b)", re.I)
+
+
+def _wearer_text(text: str) -> str:
+    """The message without the people it mentions who are not the wearer (see `_MENTIONED_RE`)."""
+    return _MENTIONED_RE.sub(lambda m: m.group() if m.group(1) else " ", text)
+
+
 # "a skinny little guy", "my little lady": a child called by a grown-up's word.
 _LITTLE_ONES_RE = re.compile(r"\blittle\s+(?:(guy|man|dude|fella|gentleman)|(lady|miss|princess))\b", re.I)
 
@@ -98,7 +121,8 @@ _LITTLE_ONES_RE = re.compile(r"\blittle\s+(?:(guy|man|dude|fella|gentleman)|(lad
 def shopper_audiences(text: str) -> frozenset[str]:
     """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls; "my little guy" -> boys;
     a style named after a wearer, "boy shorts", names none)."""
-    text = _LITTLE_ONES_RE.sub(lambda m: " boy " if m.group(1) else " girl ", _STYLE_NAMES_RE.sub(" ", text))
+    text = _LITTLE_ONES_RE.sub(lambda m: " boy " if m.group(1) else " girl ",
+                               _STYLE_NAMES_RE.sub(" ", _wearer_text(text)))
     out: set[str] = {"men", "women"} if _FOR_A_COUPLE_RE.search(text) else set()
     for tok in tokens(text):
         out |= SHOPPER_WORDS.get(tok, frozenset())

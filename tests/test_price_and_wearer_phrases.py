@@ -58,6 +58,33 @@ def test_a_price_said_by_its_decade_is_near_its_middle(text: str, around: float)
     assert audiences_said(text) == (frozenset(), frozenset())          # "mid teens" names no wearer
 
 
+@pytest.mark.parametrize("text", [
+    "in purple... wait no, teal, purple was what her sister wanted", "he'll wear it fishing with his dad",
+    "fishing trips w her dad", "she wants to carry her stuff around like mommy", "like my grandma's old carpet bag",
+    "wait, my wife says small, not medium", "my wife just said long sleeves actually", "her grandma is paying",
+])
+def test_people_mentioned_who_are_not_the_wearer_name_no_wearer(text: str) -> None:
+    assert audiences_said(text) == (frozenset(), frozenset())
+
+
+@pytest.mark.parametrize("text,named", [
+    ("a gift for her sister", {"women"}), ("my dad said he wants a cap", {"men"}),
+    ("they call her grandma", {"women"}), ("his mens size is 10", {"men"}), ("I'd like womens", {"women"}),
+    ("a camping trip with my wife", {"women"}), ("my wife asked for a bra", {"women"}),
+])
+def test_a_wearer_is_still_named_beside_those_frames(text: str, named: set[str]) -> None:
+    assert audiences_said(text)[0] == named
+
+
+def test_a_person_mentioned_later_keeps_the_wearer() -> None:
+    facts = conversation_facts(said("my daughter needs new walking shoes",
+                                    "in purple... wait no, sorry, teal, purple was what her sister wanted"))
+    assert facts.audiences == {"girls"}
+    facts = conversation_facts(said("a little crossbody bag for my toddler girl",
+                                    "she wants to carry her stuff around like mommy, it's adorable"))
+    assert facts.audiences == {"baby", "girls"}
+
+
 def test_an_age_said_by_its_decade_is_no_price() -> None:
     assert parse_budget("she's in her mid 20s") is None
     assert parse_budget("for my son, he's in his mid teens") is None

@@ -9,8 +9,9 @@ import numpy as np
 
 from grounding.audience import audiences_said, grown_up_audiences, pronoun_audiences
 from grounding.brands import BrandMention, BrandRejection
-from grounding.counts import count_of
 from grounding.budget import NEGATABLE_PRICE_WORDS, PRICE_CUES, Budget, names_price, parse_budget, relative_price
+from grounding.changes import replaced_words
+from grounding.counts import count_of
 from grounding.styles import Style, style_mentions
 from grounding.words import tokens
 from starter.people.brands import Brands
@@ -194,15 +195,15 @@ def understood(readings: list[Reading], facts: Facts) -> tuple[str, ...]:
 
 def _values_said(readings: list[Reading]) -> tuple[list[str], dict[str, str]]:
     """Colours and materials said, in order, and those a later message replaced ("beige, not white":
-    white -> beige)."""
+    white -> beige; "dark brown" ... "never mind, light blue": brown -> blue)."""
     values: list[str] = []
     corrected: dict[str, str] = {}
-    for r in readings:
-        if r.template:
-            continue
+    free = [r for r in readings if not r.template]
+    for k, r in enumerate(free):
         new = [w for w in (*r.colors, *r.materials) if w not in values and w not in corrected.values()]
-        for w in r.negated:
-            if w in values and w not in corrected and new:
+        gone = set(r.negated).union(*(replaced_words(e.text, r.text) for e in free[:k]))
+        for w in values:
+            if w in gone and w not in corrected and new:
                 corrected[w] = new.pop(0)
         values += new
     return values, corrected

@@ -28,7 +28,7 @@ from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import Facts, budget_misfit
 from starter.people.pool import ALL_FIELDS, TYPE_FIELDS
-from starter.people.words import message_pairs, message_words
+from starter.people.words import message_pairs, message_words, taken_back
 from starter.reading.understand import Reading
 from starter.settings import PeopleSettings
 
@@ -95,15 +95,17 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     x[:, COLUMN["text_gap"]] = _behind_best(whole[0][ids])
     for k, name in enumerate(WHOLE_SHARES, len(WHOLE_BM25)):
         x[:, COLUMN[name]] = whole[k][ids]
+    gone = taken_back(free)
     if free:
-        last, opening = message_words(free[-1]), message_words(free[0])
+        last, opening = message_words(free[-1]), [w for w in message_words(free[0]) if w not in gone[0]]
         x[:, COLUMN["last"]] = _relative(index.fulltext_scores(last, [ALL_FIELDS])[0][ids])
         x[:, COLUMN["opening_type"]] = _relative(index.fulltext_scores(opening, [TYPE_FIELDS])[0][ids])
         x[:, COLUMN["meaning"]] = _behind_best(index.meanings.similarity(_affirmed(free, facts.negated), ids))
-    pairs = list(dict.fromkeys(p for r in free for p in message_pairs(r) if not set(p) & facts.negated))
+    pairs = list(dict.fromkeys(p for r, g in zip(free, gone) for p in message_pairs(r)
+                               if not set(p) & (facts.negated | g)))
     if pairs:
         x[:, COLUMN["phrases"]] = sum(member(ids, index.phrases.rows(p)) for p in pairs) / len(pairs)
-    said_colours = frozenset(c for r in free for c in r.colors) - facts.negated
+    said_colours = frozenset(c for r, g in zip(free, gone) for c in r.colors if c not in g) - facts.negated
     id_list = ids.tolist()
     rows = [index.products[i] for i in id_list]
     # Column by column, each fact only when the conversation states it (a Python list per column: numpy's

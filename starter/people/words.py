@@ -5,6 +5,7 @@ import re
 
 from grounding.audience import AUDIENCE_WORDS, style_name_words
 from grounding.budget import names_price
+from grounding.changes import replaced_words
 from grounding.person_words import PEOPLE_STOP
 from grounding.words import tokens
 from starter.reading.understand import Reading
@@ -48,15 +49,27 @@ def message_words(reading: Reading) -> list[str]:
     return words
 
 
+def taken_back(readings: list[Reading]) -> list[frozenset[str]]:
+    """For each free-text message, the words of it that a later message takes back: rules out ("in white" ...
+    "sorry, beige not white") or replaces by another value of their kind in a change of mind ("dark brown" ...
+    "never mind, light blue"; `grounding.changes`)."""
+    free = [r for r in readings if not r.template]
+    out: list[frozenset[str]] = []
+    for k, r in enumerate(free):
+        later = free[k + 1:]
+        out.append(frozenset(w for s in later for w in s.negated)
+                   | frozenset(w for s in later for w in replaced_words(r.text, s.text)))
+    return out
+
+
 def query_words(readings: list[Reading]) -> list[str]:
     """The cumulative query: every content word said so far, in order (`message_words` of each
-    free-text message), less the words a later message rules out ("in white" ... "sorry, beige not
-    white": a correction stops counting for the earlier value)."""
+    free-text message), less the words a later message takes back (`taken_back`: a correction stops counting
+    for the earlier value)."""
     free = [r for r in readings if not r.template]
     words: list[str] = []
-    for k, r in enumerate(free):
-        later = {w for s in free[k + 1:] for w in s.negated}
-        words += [w for w in message_words(r) if w not in words and w not in later]
+    for r, gone in zip(free, taken_back(free)):
+        words += [w for w in message_words(r) if w not in words and w not in gone]
     return words
 
 

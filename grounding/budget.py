@@ -33,7 +33,7 @@ _AMOUNT = r"\$?\s*" + _NUMBER + r"\s*(?:\$|dollars?|bucks|usd)?"
 # Words that mean "price" in a message (a qualitative budget needs one).
 PRICE_CUES = frozenset("""
 cheap cheapish cheaper cheapest inexpensive affordable budget price priced prices pricey pricy expensive costly cost
-costs dollar dollars bucks usd spend spending bargain deal economical premium luxury luxurious splurge
+costs dollar dollars bucks usd spend spending pay paying paid bargain deal economical premium luxury luxurious splurge
 """.split())
 LOW_PRICE_WORDS = frozenset("cheap cheapish cheaper cheapest inexpensive affordable budget bargain economical low".split())
 HIGH_PRICE_WORDS = frozenset("pricey pricy expensive costly premium luxury luxurious splurge high end high-end".split())
@@ -322,3 +322,18 @@ def relative_price(text: str) -> str | None:
     if _RELATIVE_LOWER_RE.search(text):
         return "lower"
     return None
+
+
+def speaks_of_price(text: str) -> bool:
+    """Does a message speak of price: a number as a price, a price word ("pay", "cheap"), or a price relative
+    to the list?  Only then is a budget read from it ("sizes 8 to 10" is no range of prices)."""
+    return bool(names_price(text) or set(tokens(text)) & PRICE_CUES or relative_price(text))
+
+
+def states_an_amount(text: str) -> bool:
+    """Does a message state a budget with a number ("under 40", "I'd pay 30 to 40")?  Its numbers are then
+    amounts of money, no words of the product."""
+    if names_price(text):
+        return True
+    got = parse_budget(text) if speaks_of_price(text) else None
+    return got is not None and got.has_number

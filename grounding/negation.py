@@ -1,6 +1,6 @@
 """How far a shopper's negation reaches.
 
-The word after a negation cue is rejected ("not leather", "no heels", "without any lace", "I don't like
+The word after a negation cue is rejected ("not leather", "no heels", "nothing fancy", "without any lace", "I don't like
 polyester", "mine doesn't have buttons"), and a negation often reaches further than that one word:
 - coordinated words, each rejected: "no laces or zips", "not clingy or tight", "not a regular or loose cut";
 - the modifiers of "one" or "ones", all rejected: "not a heavy chunky one", "not one of those clear
@@ -23,7 +23,7 @@ from grounding.words import COLORS
 _VERB_CUE = (r"(?:don'?t|doesn'?t|do not|does not|didn'?t|won'?t|will not|wouldn'?t)\s+(?:really\s+|even\s+)?"
              r"(?:want|like|need|wear|have|love)(?:\s+(?:anything|something|them|it)(?:\s+(?:with|that'?s))?)?"
              r"|not a (?:big |huge )?fan of|can'?t stand")
-_CUE = r"\b(?:" + _VERB_CUE + r"|no|not|without|avoid|except|never|hate|dislike|anything but|instead of|rather than)\s+"
+_CUE = r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hate|dislike|anything but|instead of|rather than)\s+"
 # Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those".
 _LEAD = r"(?:(?:any|too|an?|the|super|very|really|so|overly|those|these|one of (?:those|these|the))\s+)*"
 NEGATION_RE = re.compile(_CUE + _LEAD + r"([a-z][a-z]+)")
@@ -35,8 +35,13 @@ SHADES = frozenset("dark light pale bright deep".split())
 _NEXT_WORD = re.compile(r"\s+([a-z][a-z]+)")
 # "no water gets in", "no lines show": a negated noun doing something describes what the product does (it
 # keeps water out), not a part the shopper rejects.
-_BENEFIT_VERB = re.compile(r"\s+(?:gets?|comes?|shows?|showing|leaks?|sticks?|digs?|rubs?|slips?|slides?|falls?|"
-                           r"goes|peeks?|pokes?|seeps?|escapes?|rides?|bunch(?:es)?|pinch(?:es)?|itch(?:es)?)\b")
+_BENEFIT_VERB = re.compile(r"\s+(?:gets?|comes?|shows?|showing|leaks?|sticks?|digs?|rubs?|slips?|"
+                           r"slides?|falls?|goes|peeks?|pokes?|seeps?|escapes?|rides?|fits|scratch(?:es)?|"
+                           r"bunch(?:es)?|pinch(?:es)?|itch(?:es)?)\b")
+# "nothing fancy", "nothing tight or clingy" reject a word as "not" does; but "nothing digs in", "nothing shows
+# through" say what the product does (the verb: `_BENEFIT_VERB`), and "nothing over 20 bucks", "nothing more than
+# 25" name a price.
+_NOT_AFTER_NOTHING = frozenset("over under more less than above below through digging rubbing".split())
 
 
 # "it does not slip", "so it will not fade": "not" after an auxiliary negates what the product does.
@@ -49,7 +54,7 @@ def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str
     out: list[tuple[str, str]] = []
     for m in NEGATION_RE.finditer(low):
         if not negatable(m.group(1)) or _BENEFIT_VERB.match(low, m.end(1)) \
-                or _AUXILIARY_BEFORE.search(low, max(0, m.start() - 12), m.start()):
+                or _AUXILIARY_BEFORE.search(low, max(0, m.start() - 12), m.start()) or _says_what_it_does(m):
             continue
         start = m.start()
         word, end = _colour_of_shade(low, m.group(1), m.end(1))
@@ -63,6 +68,12 @@ def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str
             word, end = _colour_of_shade(low, more.group(1), more.end(1))
             out.append((low[start:end], word))
     return out
+
+
+def _says_what_it_does(m: re.Match[str]) -> bool:
+    """Whether a match of "nothing" is followed by what the product does or a price, not a rejected word."""
+    return m.group().startswith("nothing") and (m.group(1) in _NOT_AFTER_NOTHING
+                                                or _BENEFIT_VERB.fullmatch(" " + m.group(1)) is not None)
 
 
 def _colour_of_shade(low: str, word: str, end: int) -> tuple[str, int]:

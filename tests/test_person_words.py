@@ -36,6 +36,14 @@ from tests.conftest import SMALL_PRODUCTS, product, write_rows
     ("no tag to scratch", {"tag"}),
     ("The lenses are scratch resistant.", set()),
     ("actually scratch the beanie, a cap", {"beanie"}),
+    # "nothing" rejects as "not" does, but not what the product does nor a price.
+    ("plain cotton, nothing fancy", {"fancy"}),
+    ("nothing tight or clingy please", {"tight", "clingy"}),
+    ("The seams are flat so nothing digs in.", set()),
+    ("seamless so nothing rubs", set()),
+    ("Nothing over 15 dollars.", set()),
+    ("Nothing more than 25 please.", set()),
+    ("Has to be clip-ons, nothing through the ear.", set()),
 ])
 def test_a_negation_reaches_coordinated_words_and_the_modifiers_of_ones(text: str, rejected: set[str]) -> None:
     assert set(read_facts(text).negated) == rejected

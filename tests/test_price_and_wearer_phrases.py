@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from grounding.audience import audiences_said
-from grounding.budget import Budget, names_price, parse_budget, relative_price
+from grounding.budget import Budget, names_price, parse_budget, relative_price, speaks_of_price, states_an_amount
 from starter.people.facts import conversation_facts
+from starter.people.words import query_words
 from tests.test_moves import said
 
 
@@ -83,6 +84,15 @@ def test_a_person_mentioned_later_keeps_the_wearer() -> None:
     facts = conversation_facts(said("a little crossbody bag for my toddler girl",
                                     "she wants to carry her stuff around like mommy, it's adorable"))
     assert facts.audiences == {"baby", "girls"}
+
+
+def test_the_numbers_of_a_range_of_prices_are_no_words_of_the_product() -> None:
+    text = "the cheap ones always fall apart on me, I'd pay 30 to 40"
+    assert states_an_amount(text) and speaks_of_price("happy to pay 30 to 40")
+    assert parse_budget("happy to pay 30 to 40") == Budget(min_price=30.0, max_price=40.0)
+    words = query_words(said("I need workout shorts for myself", text))
+    assert "30" not in words and "40" not in words and "pay" not in words and "shorts" in words
+    assert not speaks_of_price("sizes 8 to 10") and not states_an_amount("sizes 8 to 10")
 
 
 def test_an_age_said_by_its_decade_is_no_price() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from grounding.audience import audiences_said, grown_up_audiences, pronoun_audiences
 from grounding.brands import BrandMention, BrandRejection
-from grounding.budget import NEGATABLE_PRICE_WORDS, PRICE_CUES, Budget, names_price, parse_budget, relative_price
+from grounding.budget import NEGATABLE_PRICE_WORDS, Budget, parse_budget, relative_price, speaks_of_price
 from grounding.changes import replaced_words
 from grounding.counts import count_of
 from grounding.styles import Style, style_mentions
@@ -99,12 +99,7 @@ def _styles_after(styles: dict[Style, frozenset[str]], reading: Reading) -> dict
 def says_a_fact(text: str) -> bool:
     """Does a message say who it is for, who not, or a budget (facts beyond its content words)?"""
     said, ruled_out = audiences_said(text)
-    return bool(said or ruled_out or _about_price(text))
-
-
-def _about_price(text: str) -> bool:
-    """Does a message speak of price: a number as a price, a price word, or a price relative to the list?"""
-    return bool(names_price(text) or set(tokens(text)) & PRICE_CUES or relative_price(text))
+    return bool(said or ruled_out or speaks_of_price(text))
 
 
 def prices_shown(products: list, shown: list[list[int]]) -> list[list[float]]:
@@ -115,7 +110,7 @@ def prices_shown(products: list, shown: list[list[int]]) -> list[list[float]]:
 def _budget_said(text: str, shown: list[float], budget: Budget | None) -> Budget | None:
     """The budget after a message: a number said wins; a relative move ("cheaper") caps at the cheapest
     price just shown (or floors at the dearest); a qualitative wish only when no number was said before."""
-    if not _about_price(text):
+    if not speaks_of_price(text):
         return budget
     got = parse_budget(text)
     if got is not None and got.has_number:

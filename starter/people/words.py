@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from grounding.audience import AUDIENCE_WORDS, style_name_words
-from grounding.budget import names_price
+from grounding.budget import states_an_amount
 from grounding.changes import replaced_words
 from grounding.person_words import PEOPLE_STOP
 from grounding.words import tokens
@@ -35,7 +35,7 @@ def message_words(reading: Reading) -> list[str]:
     said = tokens(text)
     # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size", "one" in "one piece".
     kept = style_name_words(text) | {word for rx, word in _CUT_PHRASES if rx.search(text)}
-    budget_numbers = set(said) if names_price(text) else set()
+    budget_numbers = set(said) if states_an_amount(text) else set()
     size_or_age = {w for rx in (_SIZE_SAID_RE, _AGE_SAID_RE) for m in rx.finditer(text) for w in tokens(m.group())}
     spelt_for = {k for k, w in enumerate(said[:-1]) if w == "4" and said[k + 1] in FOR_FOLLOWERS}
     words: list[str] = []

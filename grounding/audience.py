@@ -7,10 +7,11 @@ category path ("... > Men > Shoes > ...") and the title ("Women's ...",
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Iterable
 
 from grounding.budget import DECADE_PRICE_RE
-from grounding.words import tokens
+from grounding.words import MEMO_SIZE, tokens
 
 AUDIENCES: tuple[str, ...] = ("women", "men", "girls", "boys", "baby")
 
@@ -69,6 +70,7 @@ def style_name_words(text: str) -> frozenset[str]:
     return frozenset(w for m in _STYLE_NAMES_RE.finditer(text) for w in tokens(m.group()) if w in SHOPPER_WORDS)
 
 
+@lru_cache(maxsize=MEMO_SIZE)
 def grown_up_audiences(text: str) -> frozenset[str]:
     """The grown-ups a message's family words may also name ("for my son" -> men; see `_GROWN_UP`)."""
     out: set[str] = set()
@@ -155,6 +157,7 @@ _ABOUT_SHOWN_RE = re.compile(r"\b(?:these|those|they|all of them)(?:'re|\s+(?:ar
                              re.I)
 
 
+@lru_cache(maxsize=MEMO_SIZE)
 def audiences_said(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """(audiences the message names, audiences it rules out): "it's for a boy, not a girl" -> ({boys},
     {girls}); a word after a negation cue counts only against, and one in a clause about the list shown

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
-from grounding.words import NUMBER_WORDS, tokens
+from grounding.words import MEMO_SIZE, NUMBER_WORDS, tokens
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
 # Amounts people spell out ("around a hundred dollars", "about twelve dollars", "twenty-five bucks"): replaced
@@ -173,6 +174,7 @@ def _either(text: str) -> tuple[float, float] | None:
     return (low, high) if ROUGH_MIN_PRICE <= low < high <= 2 * low else None
 
 
+@lru_cache(maxsize=MEMO_SIZE)
 def names_price(text: str) -> bool:
     """Does the message name a price with a number (see `_PRICE_MENTION_RE`, the everyday approximations of
     `_rough`, a floor said after the amount and two amounts said as alternatives)?"""
@@ -227,6 +229,12 @@ def parse_budget(text: str) -> Budget | None:
     price ("around $0", "$0-$50": no bound there), so no reader of a budget divides by it."""
     if not isinstance(text, str) or not text.strip():
         return None
+    return _parsed(text)
+
+
+@lru_cache(maxsize=MEMO_SIZE)
+def _parsed(text: str) -> Budget | None:
+    """`parse_budget` of a non-empty string."""
     got = _read_budget(text)
     if got is None or all(x > 0 for x in got.numbers()):
         return got
@@ -312,6 +320,7 @@ _NOT_MORE_RE = re.compile(r"\b(?:not|never|(?:don|doesn|won|can|shouldn|wouldn)'
                           r"(?:spend|spending|pay|paying)\b[^,.;!?]*", re.I)
 
 
+@lru_cache(maxsize=MEMO_SIZE)
 def relative_price(text: str) -> str | None:
     """"lower" or "higher" when a message asks for a price relative to what it was shown, else None
     ("these look too cheap" asks for dearer, although it names "cheap"; "not too pricey" asks for
@@ -324,12 +333,14 @@ def relative_price(text: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=MEMO_SIZE)
 def speaks_of_price(text: str) -> bool:
     """Does a message speak of price: a number as a price, a price word ("pay", "cheap"), or a price relative
     to the list?  Only then is a budget read from it ("sizes 8 to 10" is no range of prices)."""
     return bool(names_price(text) or set(tokens(text)) & PRICE_CUES or relative_price(text))
 
 
+@lru_cache(maxsize=MEMO_SIZE)
 def states_an_amount(text: str) -> bool:
     """Does a message state a budget with a number ("under 40", "I'd pay 30 to 40")?  Its numbers are then
     amounts of money, no words of the product."""

@@ -14,9 +14,10 @@ rules it out in words (a negation, read elsewhere).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from grounding.styles import style_mentions
-from grounding.words import COLORS, MATERIALS, tokens
+from grounding.words import COLORS, MATERIALS, MEMO_SIZE, tokens
 
 # A message that says it changes something said before.
 CHANGE_CUE_RE = re.compile(
@@ -61,6 +62,7 @@ def says_a_change(text: str) -> bool:
     return bool(CHANGE_CUE_RE.search(text))
 
 
+@lru_cache(maxsize=MEMO_SIZE)
 def replaced_words(earlier: str, later: str) -> frozenset[str]:
     """The words of `earlier` that `later` replaces: for each kind both name, when `later` says it is a change,
     the earlier value's words that `later` does not say again ("tan or brown" ... "eh actually charcoal grey"

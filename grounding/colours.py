@@ -9,6 +9,7 @@ colour said.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterable
 
 from grounding.words import tokens
@@ -50,10 +51,15 @@ def colour_agreement(title: str, said: Iterable[str]) -> float:
     wanted = families(said)
     if not wanted:
         return 0.0
-    words = tokens(title)
-    if MULTICOLOURED & set(words):
-        return 0.0
-    named = families(words)
+    named = _title_families(title)
     if not named:
         return 0.0
     return 1.0 if named & wanted else -1.0
+
+
+@lru_cache(maxsize=1 << 16)
+def _title_families(title: str) -> frozenset[str]:
+    """The colour families a title names, none when it is multicoloured (memoised: a turn reads the same few
+    hundred titles as the last)."""
+    words = tokens(title)
+    return frozenset() if MULTICOLOURED & set(words) else families(words)

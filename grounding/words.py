@@ -15,6 +15,9 @@ from contest.card import MATERIAL_WORDS as PROTOCOL_MATERIAL_WORDS
 TOKEN_PATTERN = r"[a-z0-9]+(?:\.[0-9]+)?"
 _TOKEN_RE = re.compile(TOKEN_PATTERN)
 _TOKEN_SPAN_RE = re.compile(TOKEN_PATTERN, re.IGNORECASE)
+# How many messages each fact reader remembers its reading of: a people turn reads every message of the
+# conversation again (who, which budget, what was taken back), and the same few texts recur turn after turn.
+MEMO_SIZE = 1 << 14
 
 
 def tokens(text: str) -> list[str]:

@@ -93,6 +93,7 @@ def test_the_numbers_of_a_range_of_prices_are_no_words_of_the_product() -> None:
     words = query_words(said("I need workout shorts for myself", text))
     assert "30" not in words and "40" not in words and "pay" not in words and "shorts" in words
     assert not speaks_of_price("sizes 8 to 10") and not states_an_amount("sizes 8 to 10")
+    assert query_words(said("bootcut jeans", "50ish")) == ["bootcut", "jeans"]        # a rough price, no word
 
 
 def test_an_age_said_by_its_decade_is_no_price() -> None:

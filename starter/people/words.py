@@ -23,6 +23,8 @@ _SIZE_SAID_RE = re.compile(r"\bsizes?\s+(?:is\s+|are\s+)?(?:(?:us|uk|eu|womens?|
 _AGE_SAID_RE = re.compile(r"\b\d{1,2}\s*-?\s*(?:years?|yrs?|yo|y/o|months?|mos?)(?:\s*-?\s*old)?\b|"
                           r"\b(?:he|she|they)(?:'s|s|\s+is|\s+are|'re)\s+\d{1,2}(?:\s*(?:years?|yrs?)(?:\s+old)?)?\b",
                           re.I)
+# An amount as a token: "50", "19.99", "50ish" (a rough price), "40s" ("in the 40s").
+_AMOUNT_TOKEN_RE = re.compile(r"\d+(?:\.\d+)?(?:ish|s)?")
 # Chat shorthand: "boots 4 my boy", "4 me" -- a "4" before a pronoun, article or wearer is "for", not a number.
 FOR_FOLLOWERS = frozenset("me my him her them us our ur your his the a an".split()) | AUDIENCE_WORDS
 
@@ -42,7 +44,7 @@ def message_words(reading: Reading) -> list[str]:
     for k, w in enumerate(said + sorted(reading.extra_tokens)):
         if (w in PEOPLE_STOP and w not in kept) or w in negated or (len(w) < 2 and not w.isdigit()) or k in spelt_for:
             continue
-        if (w in budget_numbers and w.replace(".", "", 1).isdigit()) or w in size_or_age:
+        if (w in budget_numbers and _AMOUNT_TOKEN_RE.fullmatch(w)) or w in size_or_age:
             continue
         if w not in words:
             words.append(w)

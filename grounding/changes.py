@@ -16,10 +16,13 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from grounding.negation import SHADES
 from grounding.styles import style_mentions
 from grounding.words import COLORS, MATERIALS, MEMO_SIZE, tokens
 
-# A message that says it changes something said before.
+# A message that says it changes something said before: a correction or a change of mind.  Stricter than the
+# template path's override cue (`grounding.words.OVERRIDE_WORDS`), where "new" or "different" also ask for
+# another product: here a cue must say that a value said before no longer holds.
 CHANGE_CUE_RE = re.compile(
     r"\b(?:actually|instead|rather|never\s*mind|nvm|change(?:d)?\s+(?:(?:my|his|her|their|our)\s+)?minds?|"
     r"change\s+of\s+(?:mind|plans?)|scratch|on\s+second\s+thoughts?|sorry|sry|oops|whoops|my\s+bad|wait|"
@@ -33,7 +36,7 @@ _NO_VALUE = frozenset("color colors colour colours off multi multicolor multicol
 _COLOURS = COLORS - _NO_VALUE
 _MATERIALS = MATERIALS - COLORS - _NO_VALUE
 # A shade said with its colour ("dark brown", "light blue") goes with it.
-_SHADE_RE = re.compile(r"\b(dark|light|pale|bright|deep|pastel|neon)\s+([a-z]+)\b")
+_SHADE_RE = re.compile(r"\b(" + "|".join(sorted(SHADES | {"pastel", "neon"})) + r")\s+([a-z]+)\b")
 # Cuts of two style groups that exclude one another: a leg's cut and a fit ("skinny" ... "relaxed fit").
 _SAME_KIND = {"leg": "fit"}
 
@@ -51,7 +54,7 @@ def value_words(text: str) -> dict[str, frozenset[str]]:
             out.setdefault("material", set()).add(w)
     for m in _SHADE_RE.finditer(low):
         if m.group(2) in _COLOURS:
-            out["colour"].add(m.group(1))
+            out.setdefault("colour", set()).add(m.group(1))
     for (group, _value), words in style_mentions(low):
         out.setdefault("style:" + _SAME_KIND.get(group, group), set()).update(words)
     return {kind: frozenset(words) for kind, words in out.items()}

@@ -1,7 +1,7 @@
 """How far a shopper's negation reaches.
 
-The word after a negation cue is rejected ("not leather", "no heels", "nothing fancy", "without any lace", "I don't like
-polyester", "mine doesn't have buttons"), and a negation often reaches further than that one word:
+The word after a negation cue is rejected ("not leather", "no heels", "nothing fancy", "without any lace", "I
+don't like polyester", "mine doesn't have buttons"), and a negation often reaches further than that one word:
 - coordinated words, each rejected: "no laces or zips", "not clingy or tight", "not a regular or loose cut";
 - the modifiers of "one" or "ones", all rejected: "not a heavy chunky one", "not one of those clear
   plastic bubble ones";
@@ -23,7 +23,8 @@ from grounding.words import COLORS
 _VERB_CUE = (r"(?:don'?t|doesn'?t|do not|does not|didn'?t|won'?t|will not|wouldn'?t)\s+(?:really\s+|even\s+)?"
              r"(?:want|like|need|wear|have|love)(?:\s+(?:anything|something|them|it)(?:\s+(?:with|that'?s))?)?"
              r"|not a (?:big |huge )?fan of|can'?t stand")
-_CUE = r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hate|dislike|anything but|instead of|rather than)\s+"
+_CUE = (r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hate|dislike|anything but|instead of"
+        r"|rather than)\s+")
 # Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those".
 _LEAD = r"(?:(?:any|too|an?|the|super|very|really|so|overly|those|these|one of (?:those|these|the))\s+)*"
 NEGATION_RE = re.compile(_CUE + _LEAD + r"([a-z][a-z]+)")

@@ -42,11 +42,13 @@ class Correction:
         m, nodes = self.feature.shape
         if len(x) == 0 or m == 0:
             return np.zeros(len(x), dtype=np.float64)
-        left = (x.T[self.feature.ravel()] <= self.threshold.ravel()[:, None]).reshape(m, nodes, len(x))
+        columns = np.ascontiguousarray(x.T)                  # a feature's values side by side: cheap to gather
+        left = (columns[self.feature.ravel()] <= self.threshold.ravel()[:, None]).reshape(m, nodes, len(x))
         bits = np.zeros((m, len(x)), dtype=np.int64)
         for j in range(nodes):
             bits |= left[:, j].astype(np.int64) << j
-        values = self.table[np.arange(m)[:, None], bits]                     # (trees, rows)
+        bits += (np.arange(m) * self.table.shape[1])[:, None]                # tree t's leaves in row t of the table
+        values = np.take(self.table, bits)                                   # (trees, rows)
         out = values[0].copy()
         for k in range(1, m):                    # tree by tree, in the order they were fitted
             out += values[k]

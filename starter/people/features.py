@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 
@@ -111,7 +112,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     # Column by column, each fact only when the conversation states it (a Python list per column: numpy's
     # per-element assignment costs more than the fact).
     if facts.audiences or facts.not_for:
-        x[:, COLUMN["audience"]] = [_audience_agreement(p.audience, facts) for p in rows]
+        x[:, COLUMN["audience"]] = _each([p.audience for p in rows], lambda a: _audience_agreement(a, facts))
     if facts.negated:
         other_number = frozenset().union(*map(number_forms, facts.negated)) - facts.negated
         x[:, COLUMN["negated"]] = [1.0 if states_any(index, i, facts.negated) or _titled(rows[k], other_number)
@@ -124,13 +125,21 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if said_colours:
         x[:, COLUMN["colour"]] = [colour_agreement(p.title, said_colours) for p in rows]
     if facts.styles:
-        x[:, COLUMN["style"]] = [style_agreement(styles_named(p.title), facts.styles) for p in rows]
+        x[:, COLUMN["style"]] = _each([styles_named(p.title) for p in rows],
+                                      lambda named: style_agreement(named, facts.styles))
     if facts.count is not None:
         x[:, COLUMN["count"]] = [count_agreement(facts.count, p.title) for p in rows]
     if facts.brands:
         x[:, COLUMN["brand"]] = [1.0 if p.store in facts.brands else -1.0 for p in rows]
     x[:, COLUMN["reviews"]] = [math.log1p(p.rating_number) for p in rows]
     return x
+
+
+def _each(values: list, agreement: Callable[[Any], float]) -> list[float]:
+    """`agreement` of each value, computed once per distinct value (a pool's few hundred candidates name a
+    handful of audiences and cuts)."""
+    memo: dict = {}
+    return [memo[v] if v in memo else memo.setdefault(v, agreement(v)) for v in values]
 
 
 def _budget_columns(rows: list, facts: Facts, cfg: PeopleSettings) -> np.ndarray:

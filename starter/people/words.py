@@ -37,14 +37,14 @@ def message_words(reading: Reading) -> list[str]:
     said = tokens(text)
     # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size", "one" in "one piece".
     kept = style_name_words(text) | {word for rx, word in _CUT_PHRASES if rx.search(text)}
-    budget_numbers = set(said) if states_an_amount(text) else set()
+    amounts = states_an_amount(text)          # its numbers are then amounts of money
     size_or_age = {w for rx in (_SIZE_SAID_RE, _AGE_SAID_RE) for m in rx.finditer(text) for w in tokens(m.group())}
     spelt_for = {k for k, w in enumerate(said[:-1]) if w == "4" and said[k + 1] in FOR_FOLLOWERS}
     words: list[str] = []
     for k, w in enumerate(said + sorted(reading.extra_tokens)):
         if (w in PEOPLE_STOP and w not in kept) or w in negated or (len(w) < 2 and not w.isdigit()) or k in spelt_for:
             continue
-        if (w in budget_numbers and _AMOUNT_TOKEN_RE.fullmatch(w)) or w in size_or_age:
+        if (amounts and _AMOUNT_TOKEN_RE.fullmatch(w)) or w in size_or_age:
             continue
         if w not in words:
             words.append(w)

@@ -3,6 +3,7 @@ commit rules in seconds instead of replaying the agent.
 
     python -m scripts.people_replay record --sets confirm longtail_confirm --out /tmp/pools [--workers 2]
     python -m scripts.people_replay score --pools /tmp/pools [--weights FILE [--trees FILE]] [--insurance-turn N]
+                                          [--best-length]
     python -m scripts.people_replay turns --pools /tmp/pools [--weights FILE] [--logit-only] [--turns 6]
 
 `record` plays each card of the named sets (`data/personas/<set>.jsonl`) for all ten turns with the agent,
@@ -12,7 +13,10 @@ it, the facts read so far, whether the shopper had run out of things to say, and
 lists shown still count (an override of the whole wish makes earlier ones prove nothing); for a template
 turn, the list the agent showed.  `score` re-ranks each people turn with the given weights through the
 agent's own functions (`starter.people.ranking.ranked_pool`, `starter.template.commit.decide`) until the
-target is shown, giving each session's reward, turn and rank.
+target is shown, giving each session's reward, turn and rank.  `--best-length` adds the best any rule for
+how many products to show could do on the same way through each session (the lists shown before are the
+rule's; at the one turn that earns most, the list reaches down to the target): the part of the loss a
+commit rule could still win.
 
 `turns` measures the ranking itself, turn by turn, over every recorded people turn up to `--turns`
 (nothing shown counts against a candidate, so every turn of every card is measured the same way): how
@@ -101,13 +105,17 @@ def _recorded(agent, sid: str, t: int, resp: dict) -> Turn:
     return Turn(t, pool, facts, has_run_out(state.readings[t - 1], t), counts_from)
 
 
-def replay(index, session: Session, weights: np.ndarray, settings, correction=None
+def replay(index, session: Session, weights: np.ndarray, settings, correction=None, best_length: bool = False
            ) -> tuple[float, int | None, int | None]:
     """(reward, turn, rank) of one recorded session re-ranked with `weights` and the trees' `correction` under
-    the agent's commit rule."""
+    the agent's commit rule.  With `best_length`, the best the list length alone could have done instead: on
+    the commit rule's own way through the session (the lists it showed before), the one turn whose list,
+    made as long as the target's rank there (at most ten), earns the most.  Its gap to the rule's reward is
+    what any rule for how many to show could still win; the rest is the ranking's."""
     from starter.people.ranking import ranked_pool
     from starter.template import commit, posterior
     lists: list[list[int]] = []
+    best: tuple[float, int | None, int | None] = (0.0, None, None)
     for turn in session.turns:
         if turn.pool is None:
             recs = turn.shown
@@ -117,11 +125,26 @@ def replay(index, session: Session, weights: np.ndarray, settings, correction=No
             decision = commit.decide(posterior.horizon_probs(ranked), turn.number, not turn.run_out, False,
                                      settings.commit.people_insurance_turn)
             recs = [r.idx for r in ranked[:min(decision.count, TOP_K)]]
+            if best_length:
+                best = max(best, _shown_whole(ranked.head(TOP_K)[0].tolist(), session.target, turn.number),
+                           key=_reward)
         if session.target in recs:
             rank = recs.index(session.target) + 1
-            return hit_reward(rank, turn.number), turn.number, rank
+            return max(best, (hit_reward(rank, turn.number), turn.number, rank), key=_reward)
         lists.append(recs)
-    return 0.0, None, None
+    return best
+
+
+def _reward(result: tuple[float, int | None, int | None]) -> float:
+    return result[0]
+
+
+def _shown_whole(first: list[int], target: int, number: int) -> tuple[float, int | None, int | None]:
+    """(reward, turn, rank) of a turn that shows the `first` candidates up to the target (nothing: 0)."""
+    if target not in first:
+        return 0.0, None, None
+    rank = first.index(target) + 1
+    return hit_reward(rank, number), number, rank
 
 
 # The probability a target outside the pool is given in `turn_quality`'s mean log probability.
@@ -190,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--insurance-turn", type=int, help="the people path's insurance turn (score)")
     ap.add_argument("--workers", type=int, default=1, help="sets recorded at once, one process each (record)")
     ap.add_argument("--turns", type=int, default=6, help="people turns measured per card (turns)")
+    ap.add_argument("--best-length", action="store_true",
+                    help="also the best any list length could do on the commit rule's way (score)")
     args = ap.parse_args(argv)
     if args.command == "record":
         if not args.sets or args.out is None:
@@ -230,6 +255,9 @@ def _score(args: argparse.Namespace) -> int:
             print(path.stem, turn_quality(agent.index, sessions, weights, settings, args.turns, correction))
         else:
             print(path.stem, summary([replay(agent.index, s, weights, settings, correction) for s in sessions]))
+            if args.best_length:
+                best = [replay(agent.index, s, weights, settings, correction, best_length=True) for s in sessions]
+                print(path.stem, "best list length", summary(best))
     return 0
 
 

@@ -7,6 +7,7 @@ import pickle
 import numpy as np
 
 from contest.jsonl import read_jsonl
+from contest.rules import TOP_K, hit_reward
 from evaluator.data import load_catalog_view
 from evaluator.local_evaluator import run_session
 from scripts import people_replay
@@ -52,6 +53,27 @@ def test_other_weights_change_the_replay(proxy_agent) -> None:
     prior = [people_replay.replay(proxy_agent.index, s, only_prior, proxy_agent.settings) for s in sessions]
     assert mine != prior
     assert people_replay.summary(mine)["score"] > people_replay.summary(prior)["score"]
+
+
+def test_the_best_list_length_bounds_the_commit_rule(proxy_agent) -> None:
+    """On the commit rule's own way, showing the target's whole rank at the best turn never earns less than the
+    rule, and earns exactly what a hit at that turn and rank earns; under popularity alone, where the rule
+    shows one product while the target already sits lower in the first ten, it earns more."""
+    cards = _cards()
+    sessions = people_replay.record(proxy_agent, cards)
+    weights = load_weights()
+    only_prior = np.zeros_like(weights)
+    only_prior[PRIOR_FEATURE] = weights[PRIOR_FEATURE]
+    gained = False
+    for w in (weights, only_prior):
+        for s in sessions:
+            rule = people_replay.replay(proxy_agent.index, s, w, proxy_agent.settings)
+            best = people_replay.replay(proxy_agent.index, s, w, proxy_agent.settings, best_length=True)
+            assert best[0] >= rule[0], s.sample_id
+            assert best[0] == (hit_reward(best[2], best[1]) if best[1] else 0.0)
+            assert best[2] is None or best[2] <= TOP_K
+            gained |= best[0] > rule[0]
+    assert gained
 
 
 

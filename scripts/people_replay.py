@@ -109,9 +109,10 @@ def replay(index, session: Session, weights: np.ndarray, settings, correction=No
            ) -> tuple[float, int | None, int | None]:
     """(reward, turn, rank) of one recorded session re-ranked with `weights` and the trees' `correction` under
     the agent's commit rule.  With `best_length`, the best the list length alone could have done instead: on
-    the commit rule's own way through the session (the lists it showed before), the one turn whose list,
-    made as long as the target's rank there (at most ten), earns the most.  Its gap to the rule's reward is
-    what any rule for how many to show could still win; the rest is the ranking's."""
+    the commit rule's own way through the session (the lists it showed before), the one people turn whose
+    list, made as long as the target's rank there (at most ten), earns the most (a template turn's list is the
+    recording's).  Its gap to the rule's reward is what any rule for how many to show could still win; the
+    rest is the ranking's."""
     from starter.people.ranking import ranked_pool
     from starter.template import commit, posterior
     lists: list[list[int]] = []
@@ -136,6 +137,7 @@ def replay(index, session: Session, weights: np.ndarray, settings, correction=No
 
 
 def _reward(result: tuple[float, int | None, int | None]) -> float:
+    """What `max` compares results by: the reward alone, so that of equal rewards the earlier turn's stays."""
     return result[0]
 
 

@@ -6,7 +6,7 @@ import re
 from grounding.audience import AUDIENCE_WORDS, style_name_words
 from grounding.budget import states_an_amount
 from grounding.changes import replaced_words
-from grounding.person_words import PEOPLE_STOP
+from grounding.person_words import ASKING_VERBS, PEOPLE_STOP, QUESTION_WORDS
 from grounding.words import tokens
 from starter.reading.understand import Reading
 
@@ -32,7 +32,8 @@ FOR_FOLLOWERS = frozenset("me my him her them us our ur your his the a an".split
 def message_words(reading: Reading) -> list[str]:
     """A free-text message's content words (and typo corrections), in order, without negated words
     and without the numbers of a budget or the words of a size or an age said (a wearer's word counts only in
-    a style named after one)."""
+    a style named after one); none for a message whose only such words make a question ("how are you?", "what
+    do you sell?"): small talk says nothing about the product."""
     text, negated = reading.text, set(reading.negated)
     said = tokens(text)
     # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size", "one" in "one piece".
@@ -48,7 +49,7 @@ def message_words(reading: Reading) -> list[str]:
             continue
         if w not in words:
             words.append(w)
-    return words
+    return [] if all(w in QUESTION_WORDS or w in ASKING_VERBS for w in words) else words
 
 
 def taken_back(readings: list[Reading]) -> list[frozenset[str]]:

@@ -18,6 +18,9 @@ from typing import Iterable
 from grounding.words import tokens
 
 _S = r"[\s-]*"
+# The words before a verb "slip" that say it does not ("won't", "doesn't", "non", "anti"); "not slip-on" stays a
+# mention, which the negation then takes back.
+_NOT_SLIPPING = "".join(rf"(?<!{w}[ -])" for w in ("n't", "n’t", "wont", "dont", "non", "anti"))
 STYLE_GROUPS: dict[str, dict[str, str]] = {
     "sleeve": {"sleeveless": r"sleeveless|tank\s+tops?", "short": rf"short{_S}sleeve[sd]?",
                "long": rf"long{_S}sleeve[sd]?", "three_quarter": rf"3/4{_S}sleeve[sd]?|three{_S}quarter"},
@@ -31,10 +34,11 @@ STYLE_GROUPS: dict[str, dict[str, str]] = {
     "neck": {"v": rf"v{_S}neck(?:s|ed)?", "crew": rf"(?:crew|round){_S}neck(?:s|ed)?",
              "turtle": rf"(?:turtle|mock){_S}neck(?:s|ed)?", "scoop": rf"scoop{_S}neck(?:s|ed)?",
              "off_shoulder": rf"off{_S}(?:the{_S})?shoulders?", "halter": r"halter"},
-    # "slip on" is also a verb ("I don't want to slip on ice").
+    # "slip on" is also a verb: on what ("I don't want to slip on ice") or after what denies it ("won't slip on
+    # oily floors", "non slip on wet floors").
     "closure": {"zip": rf"zip(?:pers?|pered|s)?|zip{_S}up", "button": rf"button{_S}(?:up|down|front)",
-                "slip_on": rf"slip{_S}ons?(?!{_S}(?:ice|snow|wet|the|a|an|it|them|floors?|stairs|tiles?)\b)"
-                           rf"|pull{_S}on",
+                "slip_on": rf"{_NOT_SLIPPING}slip{_S}ons?"
+                           rf"(?!{_S}(?:ice|snow|wet|the|a|an|it|them|floors?|stairs|tiles?)\b)|pull{_S}on",
                 "lace_up": rf"lace{_S}up", "hook_loop": rf"velcro|hook{_S}and{_S}loop"},
     "heel": {"flat": r"flats?", "wedge": r"wedges?",
              "heeled": rf"(?:high|chunky|block|kitten|stiletto|platform){_S}heel(?:s|ed)?|heels|heeled|stilettos?"},

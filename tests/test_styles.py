@@ -22,13 +22,15 @@ from tests.test_moves import said
     ("black turtlenecks", ("neck", "turtle")),
     ("high waisted", ("rise", "high")), ("Loafers & Slip-Ons", ("closure", "slip_on")), ("zippers", ("closure", "zip")),
     ("skinny jeans", ("leg", "skinny")), ("chunky heel boots", ("heel", "heeled")), ("oversized", ("fit", "loose")),
+    ("mary janes she can slip on herself", ("closure", "slip_on")), ("easy to slip on", ("closure", "slip_on")),
 ])
 def test_everyday_spellings_name_a_style(text: str, style: tuple[str, str]) -> None:
     assert style in styles_named(text)
 
 
 @pytest.mark.parametrize("text", ["I don't want to slip on ice", "a mini backpack", "a heel counter",
-                                  "soft cotton", "for my sister"])
+                                  "soft cotton", "for my sister", "a sole that won't slip on oily floors",
+                                  "it doesn't slip on grease", "non slip on any floor", "anti-slip on tiles"])
 def test_words_that_name_no_cut(text: str) -> None:
     assert styles_named(text) == frozenset()
 

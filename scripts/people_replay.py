@@ -127,7 +127,7 @@ def replay(index, session: Session, weights: np.ndarray, settings, correction=No
                                      settings.commit.people_insurance_turn)
             recs = [r.idx for r in ranked[:min(decision.count, TOP_K)]]
             if best_length:
-                best = max(best, _shown_whole(ranked.head(TOP_K)[0].tolist(), session.target, turn.number),
+                best = max(best, shown_result(ranked.head(TOP_K)[0].tolist(), session.target, turn.number),
                            key=_reward)
         if session.target in recs:
             rank = recs.index(session.target) + 1
@@ -141,7 +141,7 @@ def _reward(result: tuple[float, int | None, int | None]) -> float:
     return result[0]
 
 
-def _shown_whole(first: list[int], target: int, number: int) -> tuple[float, int | None, int | None]:
+def shown_result(first: list[int], target: int, number: int) -> tuple[float, int | None, int | None]:
     """(reward, turn, rank) of a turn that shows the `first` candidates up to the target (nothing: 0)."""
     if target not in first:
         return 0.0, None, None

@@ -35,8 +35,9 @@ import numpy as np
 
 from contest.jsonl import read_jsonl
 from contest.persona import ANSWER_ATTRIBUTES, VOLUNTEER_ORDER, PersonaCustomer, is_script_card
-from contest.rules import MAX_TURNS, TOP_K, hit_reward
+from contest.rules import MAX_TURNS, TOP_K
 from scripts.fit_people import PERSONAS, live_agent, people_turn
+from scripts.people_replay import shown_result
 
 OPTIONS: tuple[str, ...] = ("other",) + VOLUNTEER_ORDER
 FEATURES: tuple[str, ...] = ("turn", "budget_said", "audience_said", "colour_said", "material_said", "brand_said",
@@ -59,30 +60,33 @@ def _replayed(agent, sid: str, card: dict, messages: list[str]) -> dict:
     return resp
 
 
-def _hit(agent, resp: dict, target: int, turn: int) -> float | None:
-    recs = [agent.index.by_pid[r["parent_asin"]] for r in resp.get("recommendations", [])]
-    return hit_reward(recs.index(target) + 1, turn) if target in recs else None
+def _hit(agent, resp: dict, target: int, turn: int) -> tuple[float, int | None, int | None]:
+    """(reward, turn, rank) of a response's list (a miss: turn None)."""
+    return shown_result([agent.index.by_pid[r["parent_asin"]] for r in resp.get("recommendations", [])], target, turn)
 
 
 def _ranked(agent, sid: str, turn: int):
-    """The people path's ranking of turn `turn` of a live session, nothing shown (None on the template path)."""
+    """The people path's ranking of turn `turn` of a live session, nothing shown, and the facts it read (None
+    on the template path)."""
     from starter.people.ranking import ranked_pool
     got = people_turn(agent, agent.sessions[sid], turn)
     if got is None:
         return None
     pool, facts = got
     people = agent.pipeline.people
-    return ranked_pool(agent.index, pool, facts, set(), agent.settings.people, people.weights, people.correction)
+    ranked = ranked_pool(agent.index, pool, facts, set(), agent.settings.people, people.weights, people.correction)
+    return ranked, facts
 
 
 def _next_turn_key(agent, sid: str, resp: dict, target: int, turn: int) -> tuple[int, float]:
     """How well a turn's answer ranks the target (smaller is better): a hit by its reward, else its rank."""
-    reward = _hit(agent, resp, target, turn)
-    if reward is not None:
+    reward, hit_turn, _ = _hit(agent, resp, target, turn)
+    if hit_turn is not None:
         return 0, -reward
-    ranked = _ranked(agent, sid, turn)
-    if ranked is None:
+    got = _ranked(agent, sid, turn)
+    if got is None:
         return 1, float(10 * len(agent.index.products))
+    ranked = got[0]
     order, _ = ranked.head(len(ranked))
     where = np.flatnonzero(order == target)
     return 1, float(where[0] + 1 if len(where) else len(agent.index.products))
@@ -119,17 +123,13 @@ def play(agent, card: dict, plan: list[str] | None = None) -> dict:
     target = agent.index.by_pid[card["ground_truth"]["parent_asin"]]
     customer = PersonaCustomer.from_card(card)
     messages, asks, own = [customer.opening()], [], []
-    sid = f"question-bound-{card['sample_id']}"
+    sid = f"question-bound-{card['sample_id']}"       # the main line, live; each branch plays in its own session
+    agent.reset(sid, card.get("user_profile") or {})
+    result: tuple[float, int | None, int | None] = (0.0, None, None)
     for turn in range(1, MAX_TURNS + 1):
-        resp = _replayed(agent, sid, card, messages)
-        reward = _hit(agent, resp, target, turn)
-        agent.close_session(sid)
-        if reward is not None:
-            recs = [r["parent_asin"] for r in resp["recommendations"]]
-            rank = recs.index(card["ground_truth"]["parent_asin"]) + 1
-            return {"sample_id": card["sample_id"], "reward": reward, "turn": turn, "rank": rank, "asks": asks,
-                    "own": own}
-        if turn == MAX_TURNS:
+        resp = agent.respond(sid, messages[-1], turn, TOP_K)
+        result = _hit(agent, resp, target, turn)
+        if result[1] is not None or turn == MAX_TURNS:
             break
         ask = resp.get("ask_attribute")
         own.append(ask)
@@ -139,20 +139,21 @@ def play(agent, card: dict, plan: list[str] | None = None) -> dict:
             ask = plan[turn - 1]
         asks.append(ask)
         messages.append(customer.reply(ask, turn + 1))
-    return {"sample_id": card["sample_id"], "reward": 0.0, "turn": None, "rank": None, "asks": asks, "own": own}
+    agent.close_session(sid)
+    reward, turn_found, rank = result
+    return {"sample_id": card["sample_id"], "reward": reward, "turn": turn_found, "rank": rank, "asks": asks,
+            "own": own}
 
 
 def state_features(agent, sid: str, turn: int) -> dict[str, float] | None:
     """What the agent could know at turn `turn` of a live session (None on the template path): the facts
     said, how sure its ranking is (the first candidate's share and the entropy of the first `HEAD`), and how far
     apart their prices lie (the probability-weighted spread of log price)."""
-    ranked = _ranked(agent, sid, turn)
-    if ranked is None:
+    got = _ranked(agent, sid, turn)
+    if got is None:
         return None
+    ranked, facts = got
     state = agent.sessions[sid]
-    got = people_turn(agent, state, turn)
-    assert got is not None
-    facts = got[1]
     order, prob = ranked.head(min(HEAD, len(ranked)))
     p = np.asarray(prob, dtype=float) / max(float(np.sum(prob)), 1e-12)
     prices = np.array([agent.index.products[i].price or np.nan for i in order], dtype=float)
@@ -178,9 +179,8 @@ def _rollout(agent, card: dict, customer: PersonaCustomer, messages: list[str], 
     reward = 0.0
     for turn in range(len(messages) + 1, MAX_TURNS + 1):
         resp = agent.respond(sid, customer.reply(ask, turn), turn, TOP_K)
-        got = _hit(agent, resp, target, turn)
-        if got is not None:
-            reward = got
+        reward, found, _ = _hit(agent, resp, target, turn)
+        if found is not None:
             break
         ask = resp.get("ask_attribute")
     agent.close_session(sid)
@@ -199,7 +199,7 @@ def improvement_rows(agent, card: dict, max_turn: int = 5) -> list[dict]:
     rows = []
     for turn in range(1, min(max_turn, MAX_TURNS - 1) + 1):
         resp = agent.respond(sid, messages[-1], turn, TOP_K)
-        if _hit(agent, resp, target, turn) is not None:
+        if _hit(agent, resp, target, turn)[1] is not None:
             break
         features = state_features(agent, sid, turn)
         if features is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import pytest
 
 from contest.jsonl import read_jsonl
 from contest.rules import TOP_K, hit_reward
@@ -24,9 +25,21 @@ def _cards() -> list[dict]:
     return [read_jsonl(people_replay.PERSONAS / f"{name}.jsonl")[k] for name, k in CARDS]
 
 
-def test_the_replay_with_the_agents_weights_is_the_agent(proxy_agent, proxy_catalog) -> None:
-    cards = _cards()
-    sessions = pickle.loads(pickle.dumps(people_replay.record(proxy_agent, cards)))     # as a file holds them
+@pytest.fixture(scope="module")
+def recorded(proxy_agent) -> list[people_replay.Session]:
+    """The cards' sessions, recorded once for the module and read back as a file holds them."""
+    return pickle.loads(pickle.dumps(people_replay.record(proxy_agent, _cards())))
+
+
+def _popularity_only(weights: np.ndarray) -> np.ndarray:
+    """The fitted weights with every weight but popularity's set to 0."""
+    only = np.zeros_like(weights)
+    only[PRIOR_FEATURE] = weights[PRIOR_FEATURE]
+    return only
+
+
+def test_the_replay_with_the_agents_weights_is_the_agent(proxy_agent, proxy_catalog, recorded) -> None:
+    cards, sessions = _cards(), recorded
     assert all(len(s.turns) == 10 for s in sessions)
     assert any(t.pool is not None for s in sessions for t in s.turns)
     assert any(t.counts_from > 1 for t in sessions[-1].turns + sessions[-2].turns)
@@ -42,31 +55,25 @@ def test_the_replay_with_the_agents_weights_is_the_agent(proxy_agent, proxy_cata
     assert got["sessions"] == len(cards) and 0.0 < got["score"] <= 1.0
 
 
-def test_other_weights_change_the_replay(proxy_agent) -> None:
+def test_other_weights_change_the_replay(proxy_agent, recorded) -> None:
     """Popularity alone (every other weight 0) is a different ranking: some session ends elsewhere."""
-    cards = _cards()
-    sessions = people_replay.record(proxy_agent, cards)
+    sessions = recorded
     weights = load_weights()
-    only_prior = np.zeros_like(weights)
-    only_prior[PRIOR_FEATURE] = weights[PRIOR_FEATURE]
+    only_prior = _popularity_only(weights)
     mine = [people_replay.replay(proxy_agent.index, s, weights, proxy_agent.settings) for s in sessions]
     prior = [people_replay.replay(proxy_agent.index, s, only_prior, proxy_agent.settings) for s in sessions]
     assert mine != prior
     assert people_replay.summary(mine)["score"] > people_replay.summary(prior)["score"]
 
 
-def test_the_best_list_length_bounds_the_commit_rule(proxy_agent) -> None:
+def test_the_best_list_length_bounds_the_commit_rule(proxy_agent, recorded) -> None:
     """On the commit rule's own way, showing the target's whole rank at the best turn never earns less than the
     rule, and earns exactly what a hit at that turn and rank earns; under popularity alone, where the rule
     shows one product while the target already sits lower in the first ten, it earns more."""
-    cards = _cards()
-    sessions = people_replay.record(proxy_agent, cards)
     weights = load_weights()
-    only_prior = np.zeros_like(weights)
-    only_prior[PRIOR_FEATURE] = weights[PRIOR_FEATURE]
     gained = False
-    for w in (weights, only_prior):
-        for s in sessions:
+    for w in (weights, _popularity_only(weights)):
+        for s in recorded:
             rule = people_replay.replay(proxy_agent.index, s, w, proxy_agent.settings)
             best = people_replay.replay(proxy_agent.index, s, w, proxy_agent.settings, best_length=True)
             assert best[0] >= rule[0], s.sample_id
@@ -76,15 +83,13 @@ def test_the_best_list_length_bounds_the_commit_rule(proxy_agent) -> None:
     assert gained
 
 
-
-def test_turn_quality_measures_every_people_turn_and_the_fitted_weights_beat_popularity(proxy_agent) -> None:
-    cards = [read_jsonl(people_replay.PERSONAS / f"{name}.jsonl")[k] for name, k in CARDS[:4]]
-    sessions = people_replay.record(proxy_agent, cards)
+def test_turn_quality_measures_every_people_turn_and_the_fitted_weights_beat_popularity(proxy_agent,
+                                                                                        recorded) -> None:
+    sessions = recorded[:4]
     weights = load_weights()
     got = people_replay.turn_quality(proxy_agent.index, sessions, weights, proxy_agent.settings, turns=3)
     assert got["turns"] == sum(t.pool is not None for s in sessions for t in s.turns[:3]) > 0
     assert 0.0 <= got["first"] <= got["top10"] <= got["in_pool"] <= 1.0 and got["log_p"] < 0.0
-    popularity = np.zeros_like(weights)
-    popularity[PRIOR_FEATURE] = weights[PRIOR_FEATURE]
-    worse = people_replay.turn_quality(proxy_agent.index, sessions, popularity, proxy_agent.settings, turns=3)
+    worse = people_replay.turn_quality(proxy_agent.index, sessions, _popularity_only(weights), proxy_agent.settings,
+                                       turns=3)
     assert worse["mrr"] < got["mrr"] and worse["log_p"] < got["log_p"]

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
 from grounding.person_words import PEOPLE_STOP
+from grounding.privative import privative_words
 from grounding.words import FILLER, NO_PREFERENCE_WORDS, OVERRIDE_WORDS, tokens
 from starter.settings import GROUNDING, UnderstandingSettings
 from starter.reading.parse import Observation
@@ -77,10 +78,13 @@ class Understanding:
 class Understander:
     """Fuzzy grounding always; the model only when enabled and only for non-template text."""
 
-    def __init__(self, gate: Gate, cfg: UnderstandingSettings, llm: Any | None = None) -> None:
+    def __init__(self, gate: Gate, cfg: UnderstandingSettings, llm: Any | None = None,
+                 catalog_uses: Callable[[str], bool] | None = None) -> None:
+        """`catalog_uses`: whether some product's text holds a word (by default, whether a card value does)."""
         self.gate = gate
         self.cfg = cfg
         self.llm = llm
+        self.catalog_uses = catalog_uses or gate.knows
 
     def understand(self, obs: Observation, context: dict[str, Any], turn: int) -> Understanding:
         u = Understanding(reading=Reading.of(obs))
@@ -140,6 +144,8 @@ class Understander:
         # Only corrections of words the shopper wrote (Gate.correct) join the evidence: a
         # model's accepted value may still carry words nobody said ("clarion ...").
         extra = frozenset(u.corrected_tokens - set(negated))
+        if not obs.template:        # "no tags" wants the tagless ones (`grounding.privative`)
+            extra |= privative_words(obs.text.lower(), frozenset(negated), self.catalog_uses)
         kind = obs.kind
         if not obs.template and turn > 1 and u.intent is not None:
             low = obs.text.lower()

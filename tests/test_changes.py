@@ -35,6 +35,7 @@ def test_the_kinds_of_values() -> None:
     assert value_words("dark brown suede, slim fit") == {"colour": {"dark", "brown"}, "material": {"suede"},
                                                          "style:fit": {"slim", "fit"}}
     assert says_a_change("oops, I meant") and not says_a_change("in navy please")
+    assert says_a_change("scratch that, navy") and not says_a_change("no tags, they scratch")
 
 
 def test_a_replaced_value_stops_counting_for_and_is_not_ruled_out() -> None:

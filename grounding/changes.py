@@ -25,7 +25,8 @@ from grounding.words import COLORS, MATERIALS, MEMO_SIZE, tokens
 # another product: here a cue must say that a value said before no longer holds.
 CHANGE_CUE_RE = re.compile(
     r"\b(?:actually|instead|rather|never\s*mind|nvm|change(?:d)?\s+(?:(?:my|his|her|their|our)\s+)?minds?|"
-    r"change\s+of\s+(?:mind|plans?)|scratch\s+(?:that|this|the|those|it|my)|on\s+second\s+thoughts?|sorry|sry|oops|whoops|my\s+bad|wait|"
+    r"change\s+of\s+(?:mind|plans?)|scratch\s+(?:that|this|the|those|it|my)|on\s+second\s+thoughts?|"
+    r"sorry|sry|oops|whoops|my\s+bad|wait|"
     r"i\s+mean|i\s+meant|nah|make\s+it|switch|(?:would\s+be|is|be|are)\s+(?:way\s+|much\s+|a\s+lot\s+)?better)\b",
     re.I)
 # Words of the colour and material lexicons that name no value of their own ("colour", a shade without its

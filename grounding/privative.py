@@ -5,9 +5,9 @@ The catalog names such a product by its "-less" word ("Tagless Plunge Bras", "Sl
 negation alone rules out what states tags, but nothing says what the shopper wants instead.  A part right
 after "no", "without" or "zero" (and "any") that ends its phrase (a comma, the end, "please", "so ...") gives
 its "-less" word when the catalog uses it and the reading rejects the part (a product word, not "no worries");
-the head of a compound counts ("no underwire": wireless).  A part
-that goes on to name something else ("no open back", "no shoulder strap", "no long sleeves", "no lace trim") or
-is a fabric ("no lace": lace as the material, not laces) says nothing of the kind.
+the head of a compound counts ("no underwire": wireless).  A part that goes on to name something else ("no open
+back", "no shoulder strap", "no long sleeves", "no lace trim") or is a fabric ("no lace": lace as the material,
+not laces) says nothing of the kind.
 """
 from __future__ import annotations
 

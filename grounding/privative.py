@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from grounding.negation import number_forms
 from grounding.words import LEXICON
 
 _ABSENT_RE = re.compile(r"\b(?:no|without|w/o|zero)\s+(?:any\s+)?([a-z]{3,})\b(?=\s*(?:$|[,.;:!?)]|(?:please|pls|plz|"
@@ -39,8 +40,7 @@ def privative_words(low: str, rejected: frozenset[str], known: Callable[[str], b
 
 def _privative(said: str, known: Callable[[str], bool]) -> str | None:
     """The catalog's "-less" word for a part said in either number, its longest head first."""
-    stems = [said] + [said[:-k] for k in (1, 2) if said.endswith("es"[2 - k:])]
-    for stem in dict.fromkeys(stems):
+    for stem in [said, *sorted(number_forms(said) - {said})]:
         for start in range(0, len(stem) - _MIN_PART + 1):
             form = stem[start:] + _SUFFIX
             if known(form):

@@ -101,10 +101,6 @@ class Gate:
         """Catalog spellings of a word (see `ClueIndex.correct`)."""
         return self.clues.correct(tok)
 
-    def knows(self, word: str) -> bool:
-        """Whether the catalog's card values (or the shelves, or the colour and material lexicon) use the word."""
-        return word in self.clues.vocab
-
     def slip_of(self, tok: str, min_ratio: float) -> str | None:
         """The catalog word an unknown word is a slip of, if any (see `ClueIndex.slip_of`)."""
         return self.clues.slip_of(tok, min_ratio)

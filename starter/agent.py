@@ -60,8 +60,8 @@ class Agent:
         self.llm_config = LLMConfig.from_env(env)
         self.llm, self.tape, reranker = self._model_parts()
         understander = Understander(self.gate, self.settings.understanding,
-                                    self.tape if self.llm is not None else None,
-                                    catalog_uses=lambda word: self.index.text_df(word) > 0)
+                                    lambda word: self.index.text_df(word) > 0,
+                                    self.tape if self.llm is not None else None)
         self.pipeline = TurnPipeline(self.index, self.gate, self.settings, understander, reranker)
         # Live sessions are bounded (a session holds a track per candidate, thousands on the
         # free-text path); an evicted one is rebuilt from its journal on its next message.

@@ -78,13 +78,13 @@ class Understanding:
 class Understander:
     """Fuzzy grounding always; the model only when enabled and only for non-template text."""
 
-    def __init__(self, gate: Gate, cfg: UnderstandingSettings, llm: Any | None = None,
-                 catalog_uses: Callable[[str], bool] | None = None) -> None:
-        """`catalog_uses`: whether some product's text holds a word (by default, whether a card value does)."""
+    def __init__(self, gate: Gate, cfg: UnderstandingSettings, catalog_uses: Callable[[str], bool],
+                 llm: Any | None = None) -> None:
+        """`catalog_uses`: whether some product's text holds a word (the "-less" words of `grounding.privative`)."""
         self.gate = gate
         self.cfg = cfg
+        self.catalog_uses = catalog_uses
         self.llm = llm
-        self.catalog_uses = catalog_uses or gate.knows
 
     def understand(self, obs: Observation, context: dict[str, Any], turn: int) -> Understanding:
         u = Understanding(reading=Reading.of(obs))

@@ -31,12 +31,19 @@ def training_rows(agent, cards: list[dict], weights: np.ndarray, card_weights: l
     """(feature rows, labels, group sizes, the logit's score, each row's weight: its card's) of every people
     turn of every card whose pool holds the target, played for all ten turns with `weights` and no correction."""
     from scripts.people_replay import record
-    from starter.people.ranking import pool_score
     agent.pipeline.people.weights, agent.pipeline.people.correction = weights, None
+    return session_rows(agent.index, record(agent, cards), weights, agent.settings.people, card_weights)
+
+
+def session_rows(index, sessions: list, weights: np.ndarray, settings, card_weights: list[float]
+                 ) -> tuple[np.ndarray, np.ndarray, list[int], np.ndarray, np.ndarray]:
+    """`training_rows` of recorded sessions (`scripts.people_replay.Session`, one weight each; a session of
+    weight 0 gives no rows)."""
+    from starter.people.ranking import pool_score
     xs, labels, groups, init, row_weights = [], [], [], [], []
-    for session, card_weight in zip(record(agent, cards), card_weights):
+    for session, card_weight in zip(sessions, card_weights):
         for turn in session.turns:
-            if turn.pool is None:
+            if turn.pool is None or card_weight == 0:
                 continue
             where = np.flatnonzero(turn.pool.ids == session.target)
             if not len(where):
@@ -46,7 +53,7 @@ def training_rows(agent, cards: list[dict], weights: np.ndarray, card_weights: l
             xs.append(turn.pool.features)
             labels.append(label)
             groups.append(len(label))
-            init.append(pool_score(agent.index, turn.pool, turn.facts, set(), agent.settings.people, weights))
+            init.append(pool_score(index, turn.pool, turn.facts, set(), settings, weights))
             row_weights.append(np.full(len(label), card_weight))
     return np.vstack(xs), np.concatenate(labels), groups, np.concatenate(init), np.concatenate(row_weights)
 

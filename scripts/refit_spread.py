@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -37,7 +38,7 @@ TURNS = 6
 
 def group_of(name: str) -> str:
     """The group a recorded set belongs to: the fourth wave's halves (never fitted on) apart."""
-    if name[:-len("_tune")].endswith("4") or name[:-len("_confirm")].endswith("4"):
+    if re.search(r"4_(?:tune|confirm)$", name):
         return "fourth"
     if name == "tune" or name.endswith("_tune"):
         return "tune"
@@ -57,8 +58,7 @@ def multipliers(sample_ids: list[str], seed: int) -> list[float]:
 
 
 def _load(path: Path) -> list:
-    # Through the module's own name, as `people_replay` pickles them.
-    from scripts import people_replay  # noqa: F401
+    """Recorded sessions (`scripts.people_replay.Session`: the pickle imports that module by name)."""
     return pickle.loads(path.read_bytes())
 
 
@@ -97,9 +97,10 @@ def measures(index, settings, sessions: list, correction) -> tuple[float, float]
 
 def evaluate(pools: Path, corrections: dict[str, object]) -> dict[str, dict[str, tuple[float, float]]]:
     """{set: {name: measures}} of every recorded set under each named correction."""
+    from tqdm import tqdm
     agent = live_agent(0)
     out: dict[str, dict[str, tuple[float, float]]] = {}
-    for path in sorted(pools.glob("*.pkl")):
+    for path in tqdm(sorted(pools.glob("*.pkl")), unit="set", file=sys.stderr):
         sessions = _load(path)
         out[path.stem] = {name: measures(agent.index, agent.settings, sessions, c) for name, c in corrections.items()}
     return out

@@ -206,7 +206,7 @@ class TurnTrace(_Record):
     questions: tuple[QuestionRow, ...] = ()
     commit: CommitView | None = None
     rerank: dict[str, Any] | None = None
-    understood: tuple[str, ...] = ()      # people: the facts read so far, in plain words
+    understood: tuple[str, ...] = ()      # the facts read so far, in plain words
     ask_attribute: str | None = None
     recommendations: tuple[str, ...] = ()
     fault: str | None = None

@@ -39,6 +39,19 @@ def understanding_rows(understanding: Understanding | None
             [trace.RejectionRow(r.value, r.reason, r.attribute, r.source) for r in understanding.rejected])
 
 
+def understood(state: SessionState, accepted: Sequence[trace.ConstraintRow]) -> tuple[str, ...]:
+    """What the template path took from the shopper so far, in their words ("black · not leather · under $50"):
+    the constraints accepted on the turns since the last override ("ignore my earlier preference") and on this
+    one (`accepted`), each once, in the order said."""
+    since = state.override_turn or 1
+    rows = [r for t in state.traces if t.turn >= since for r in t.accepted] + list(accepted)
+    labels: dict[str, str] = {}
+    for r in rows:
+        label = f"not {r.value}" if r.negated else r.value
+        labels.setdefault(label.casefold(), label)
+    return tuple(labels.values())
+
+
 def parsed(reading: Reading) -> trace.ParsedView:
     obs = reading.obs
     return trace.ParsedView(obs.kind, reading.kind, obs.template, obs.category, obs.value_text, obs.attribute,

@@ -71,7 +71,8 @@ class TemplatePath:
             turn=turn_no, message=reading.obs.text[:500], parsed=views.parsed(reading),
             understanding=views.understanding_view(understanding), shelf=shelf_view, accepted=tuple(accepted),
             rejected=tuple(rejected), state=views.state_view(state), funnel=funnel, top=self._rows(ranked, state),
-            questions=tuple(asked), commit=decision, rerank=rerank_info, ask_attribute=response["ask_attribute"],
+            questions=tuple(asked), commit=decision, rerank=rerank_info, understood=views.understood(state, accepted),
+            ask_attribute=response["ask_attribute"],
             recommendations=tuple(r["parent_asin"] for r in response["recommendations"]))))
         return response
 

@@ -42,8 +42,10 @@ def session_rows(index, sessions: list, weights: np.ndarray, settings, card_weig
     from starter.people.ranking import pool_score
     xs, labels, groups, init, row_weights = [], [], [], [], []
     for session, card_weight in zip(sessions, card_weights):
+        if card_weight == 0:
+            continue
         for turn in session.turns:
-            if turn.pool is None or card_weight == 0:
+            if turn.pool is None:
                 continue
             where = np.flatnonzero(turn.pool.ids == session.target)
             if not len(where):

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,6 +180,18 @@ def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, 
     m = max(1, n)
     return {"turns": n, "in_pool": round(in_pool / m, 4), "first": round(first / m, 4), "top10": round(ten / m, 4),
             "mrr": round(reciprocal / m, 4), "log_p": round(log_p / m, 4)}
+
+
+def half_group(name: str) -> str:
+    """The group of a recorded card set: a fourth-wave half (never tuned on), a tune half, a confirm half, or
+    other (a set not split into halves)."""
+    if re.search(r"4_(?:tune|confirm)$", name):
+        return "fourth wave"
+    if name == "tune" or name.endswith("_tune"):
+        return "tune"
+    if name == "confirm" or name.endswith("_confirm"):
+        return "confirm"
+    return "other"
 
 
 def summary(results: list[tuple[float, int | None, int | None]]) -> dict[str, float]:

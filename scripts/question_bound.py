@@ -37,18 +37,12 @@ from contest.jsonl import read_jsonl
 from contest.persona import ANSWER_ATTRIBUTES, VOLUNTEER_ORDER, PersonaCustomer, is_script_card
 from contest.rules import MAX_TURNS, TOP_K
 from scripts.fit_people import PERSONAS, live_agent, people_turn
-from scripts.people_replay import shown_result
+from scripts.people_replay import half_group, shown_result
 
 OPTIONS: tuple[str, ...] = ("other",) + VOLUNTEER_ORDER
 FEATURES: tuple[str, ...] = ("turn", "budget_said", "audience_said", "colour_said", "material_said", "brand_said",
                              "top1", "entropy", "price_spread", "log_pool")
 HEAD = 30                      # the first candidates whose probabilities and prices describe the ranking
-
-
-def group(name: str) -> str:
-    """The group of a card half: the fourth wave (never tuned on), tune or confirm."""
-    return "fourth wave" if name.split("_")[0].endswith("4") else (
-        "confirm" if name.endswith("confirm") else "tune")
 
 
 def _replayed(agent, sid: str, card: dict, messages: list[str]) -> dict:
@@ -220,14 +214,14 @@ def policy_value(rows: list[dict], train: str, ridge: float = 10.0) -> dict[str,
     def gains(rs: list[dict]) -> np.ndarray:
         return np.array([[r["rewards"][a] - r["rewards"]["other"] for a in OPTIONS[1:]] for r in rs], dtype=float)
 
-    fitted = [r for r in rows if group(r["set"]) == train]
+    fitted = [r for r in rows if half_group(r["set"]) == train]
     x = design(fitted)
     mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-9
     z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
     coef = np.linalg.solve(z.T @ z + ridge * np.eye(z.shape[1]), z.T @ gains(fitted))
     out: dict[str, dict[str, float]] = {}
-    for name in sorted({group(r["set"]) for r in rows}):
-        rs = [r for r in rows if group(r["set"]) == name]
+    for name in sorted({half_group(r["set"]) for r in rows}):
+        rs = [r for r in rows if half_group(r["set"]) == name]
         zs = np.hstack([np.ones((len(rs), 1)), (design(rs) - mean) / scale])
         predicted, earned = zs @ coef, gains(rs)
         asks = predicted.max(axis=1) > 0
@@ -318,7 +312,7 @@ def _report(done: list, label: str) -> None:
         pairs = [p for n, p in done if n == name]
         base = sum(d["reward"] for d, _ in pairs) / len(pairs)
         score = sum(o["reward"] for _, o in pairs) / len(pairs)
-        sums[group(name)] = sums.get(group(name), 0.0) + score - base
+        sums[half_group(name)] = sums.get(half_group(name), 0.0) + score - base
         print(f"{name:20s} the agent {base:.6f}  {label} {score:.6f}  {score - base:+.4f}")
     print("sum of changes: " + ", ".join(f"{g} {v:+.4f}" for g, v in sums.items()))
     turns = [(a, o) for _, (_, played) in done for a, o in zip(played["asks"], played["own"])]

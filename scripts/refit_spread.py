@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import pickle
-import re
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -31,20 +30,10 @@ import numpy as np
 
 from contest.jsonl import read_jsonl
 from scripts.fit_people import PERSONAS, SIGNS, TUNE_SETS, card_weights, live_agent
+from scripts.people_replay import half_group
 
-GROUPS = (("tune", "tune halves"), ("confirm", "confirm halves"), ("fourth", "fourth wave"), ("other", "others"))
+GROUPS = (("tune", "tune halves"), ("confirm", "confirm halves"), ("fourth wave", "fourth wave"), ("other", "others"))
 TURNS = 6
-
-
-def group_of(name: str) -> str:
-    """The group a recorded set belongs to: the fourth wave's halves (never fitted on) apart."""
-    if re.search(r"4_(?:tune|confirm)$", name):
-        return "fourth"
-    if name == "tune" or name.endswith("_tune"):
-        return "tune"
-    if name == "confirm" or name.endswith("_confirm"):
-        return "confirm"
-    return "other"
 
 
 def multipliers(sample_ids: list[str], seed: int) -> list[float]:
@@ -111,7 +100,7 @@ def changes(table: dict[str, dict[str, tuple[float, float]]], name: str) -> dict
     per-turn MRR's change), correction `name` against the committed one."""
     out = {}
     for group, _ in GROUPS:
-        sets = [s for s in table if group_of(s) == group]
+        sets = [s for s in table if half_group(s) == group]
         if sets:
             out[group] = (sum(table[s][name][0] - table[s]["committed"][0] for s in sets),
                           sum(table[s][name][1] - table[s]["committed"][1] for s in sets) / len(sets))
@@ -120,7 +109,7 @@ def changes(table: dict[str, dict[str, tuple[float, float]]], name: str) -> dict
 
 def report(table: dict[str, dict[str, tuple[float, float]]], fits: int, command: str) -> str:
     """The report's text: one line per fit, their mean and standard deviation, and the bag."""
-    groups = [g for g, _ in GROUPS if any(group_of(s) == g for s in table)]
+    groups = [g for g, _ in GROUPS if any(half_group(s) == g for s in table)]
     head = " | ".join(f"{dict(GROUPS)[g]}: sessions, MRR per turn" for g in groups)
     lines = [command, "", f"changes against the committed trees; {head}", ""]
     rows = {f"fit {k}": changes(table, f"fit {k}") for k in range(fits)}

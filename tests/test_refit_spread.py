@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scripts import fit_correction, refit_spread
+from scripts import fit_correction, people_replay, refit_spread
 from scripts.people_replay import Session, Turn
 from starter.people.correction import from_trees
 from starter.people.facts import Facts
@@ -15,11 +15,11 @@ from starter.settings import PeopleSettings
 
 
 def test_halves_fall_into_their_groups() -> None:
-    assert [refit_spread.group_of(n) for n in ("tune", "longtail2_tune", "tersep_tune", "scripts3_tune")] == \
+    assert [people_replay.half_group(n) for n in ("tune", "longtail2_tune", "tersep_tune", "scripts3_tune")] == \
         ["tune"] * 4
-    assert [refit_spread.group_of(n) for n in ("confirm", "terse_confirm", "scripts2_confirm")] == ["confirm"] * 3
-    assert [refit_spread.group_of(n) for n in ("longtail4_tune", "scripts4_confirm")] == ["fourth"] * 2
-    assert [refit_spread.group_of(n) for n in ("wording2", "wording3")] == ["other"] * 2
+    assert [people_replay.half_group(n) for n in ("confirm", "terse_confirm", "scripts2_confirm")] == ["confirm"] * 3
+    assert [people_replay.half_group(n) for n in ("longtail4_tune", "scripts4_confirm")] == ["fourth wave"] * 2
+    assert [people_replay.half_group(n) for n in ("wording2", "wording3")] == ["other"] * 2
 
 
 def test_the_bootstrap_draws_per_card_whatever_the_order() -> None:

@@ -22,7 +22,11 @@ Sets written (ids only; the rows stay in the catalog):
 - a fourth wave (`longtail4_persona`, `longtail4_terse`, `script4_synthetic`:
   100 synthetic rows each);
 - `terse_public`: every public-set target, for terse phone-style cards (real
-  rows, where every earlier terse set is synthetic), in a seeded order.
+  rows, where every earlier terse set is synthetic), in a seeded order;
+- a fifth wave of short openings that name only the kind of product
+  (`script5_synthetic`, `terse5_synthetic`: 50 synthetic rows each;
+  `script5_public`, `terse5_public`: 50 public targets each, each drawn alone,
+  so they may share targets with each other and with earlier sets).
 The synthetic sets are disjoint; each wave's sets follow the earlier ones in
 the same shuffled order, so adding a wave leaves the earlier draws as they were.
 """
@@ -43,10 +47,12 @@ SYNTHETIC_SETS: tuple[tuple[str, int], ...] = (("longtail_persona", 100), ("long
                                                ("longtail2_terse", 100), ("script2_synthetic", 100),
                                                ("longtail3_persona", 100), ("longtail3_terse", 100),
                                                ("script3_synthetic", 100), ("longtail4_persona", 100),
-                                               ("longtail4_terse", 100), ("script4_synthetic", 100))
+                                               ("longtail4_terse", 100), ("script4_synthetic", 100),
+                                               ("script5_synthetic", 50), ("terse5_synthetic", 50))
 PUBLIC_SETS: tuple[tuple[str, int], ...] = (("script_public", 100),)
 PUBLIC_REST = "script2_public"          # the public targets no earlier public set drew
 PUBLIC_ALL = ("terse_public",)           # every public target, each set in its own seeded order
+PUBLIC_MORE: tuple[tuple[str, int], ...] = (("script5_public", 50), ("terse5_public", 50))  # drawn each alone
 OUT = PROJECT_ROOT / "data" / "personas" / "targets.json"
 
 
@@ -74,6 +80,8 @@ def draw(synthetic: list[str], public: list[str]) -> dict[str, list[str]]:
     drawn = {i for name, _ in PUBLIC_SETS for i in out[name]}
     out[PUBLIC_REST] = [i for i in ids if i not in drawn]
     random.Random(SEED + PUBLIC_REST).shuffle(out[PUBLIC_REST])
+    for name, n in PUBLIC_MORE:
+        out[name] = random.Random(SEED + name).sample(ids, n)
     for name in PUBLIC_ALL:
         out[name] = list(ids)
         random.Random(SEED + name).shuffle(out[name])

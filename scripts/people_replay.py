@@ -183,10 +183,12 @@ def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, 
 
 
 def half_group(name: str) -> str:
-    """The group of a recorded card set: a fourth-wave half (never tuned on), a tune half, a confirm half, or
-    other (a set not split into halves)."""
+    """The group of a recorded card set: a fourth- or fifth-wave half (never tuned on), a tune half, a confirm
+    half, or other (a set not split into halves)."""
     if re.search(r"4_(?:tune|confirm)$", name):
         return "fourth wave"
+    if re.search(r"5_(?:tune|confirm)$", name):
+        return "fifth wave"
     if name == "tune" or name.endswith("_tune"):
         return "tune"
     if name == "confirm" or name.endswith("_confirm"):

@@ -8,7 +8,7 @@
 they are, fit k on the cards each weighted again by a Poisson(1) draw (seed k: a bootstrap of the cards that
 keeps every turn of a card together).  Every recorded set is then replayed with each fit, with their average
 (the bag) and with the committed trees, by the agent's own ranking and commit rule
-(`scripts.people_replay`).  The report gives, per group of halves (tune, confirm, fourth wave, others), the
+(`scripts.people_replay`).  The report gives, per group of halves (tune, confirm, fourth wave, fifth wave, others), the
 change against the committed trees of the session scores summed over the group's halves and of the mean
 reciprocal rank per turn (turns 1-6), for each fit, for their mean and standard deviation, and for the bag.
 
@@ -32,7 +32,8 @@ from contest.jsonl import read_jsonl
 from scripts.fit_people import PERSONAS, SIGNS, TUNE_SETS, card_weights, live_agent
 from scripts.people_replay import half_group
 
-GROUPS = (("tune", "tune halves"), ("confirm", "confirm halves"), ("fourth wave", "fourth wave"), ("other", "others"))
+GROUPS = (("tune", "tune halves"), ("confirm", "confirm halves"), ("fourth wave", "fourth wave"),
+          ("fifth wave", "fifth wave"), ("other", "others"))
 TURNS = 6
 
 

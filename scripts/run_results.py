@@ -53,8 +53,8 @@ def default_runs() -> list[Run]:
         runs.append(Run(f"ours.popmatched.{mode}", OURS, "popmatched", mode))
     # Persona sessions (PERSONAS.md): our development cards, both halves, a second and a third wording of the
     # same targets by other writers (never tuned on), the long-tail and terse halves, and the scripted
-    # conversations' halves, the second, third and fourth waves of each by other writers, and terse cards for the
-    # public targets (data/personas/README.md).
+    # conversations' halves, the second, third and fourth waves of each by other writers, terse cards for the
+    # public targets, and a fifth wave of openings that name only the kind of product (data/personas/README.md).
     halves = [half_name(card_set, half) for card_set in HALVED_SETS for half in ("tune", "confirm")]
     for half in halves[:2] + ["wording2", "wording3"] + halves[2:]:
         for label, agent in (("ours", OURS), ("weak-bm25", WEAK), ("cumulative-bm25", CUMULATIVE)):

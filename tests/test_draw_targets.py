@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from scripts.draw_targets import PUBLIC_ALL, PUBLIC_REST, PUBLIC_SETS, SEED, SYNTHETIC_SETS, draw
+from scripts.draw_targets import PUBLIC_ALL, PUBLIC_MORE, PUBLIC_REST, PUBLIC_SETS, SEED, SYNTHETIC_SETS, draw
 
 SYNTHETIC = [f"S{k:05d}" for k in range(2000)]
 PUBLIC = [f"P{k:03d}" for k in range(200)]
@@ -25,6 +25,8 @@ def test_synthetic_sets_are_disjoint_and_public_sets_cover_the_public_targets() 
     assert sorted(drawn) == sorted(PUBLIC)
     for name in PUBLIC_ALL:          # every public target once, in an order of its own
         assert sorted(sets[name]) == sorted(PUBLIC) and sets[name] != sorted(PUBLIC)
+    for name, n in PUBLIC_MORE:      # each drawn alone: n distinct public targets
+        assert len(set(sets[name])) == n and set(sets[name]) <= set(PUBLIC)
 
 
 def test_a_later_wave_leaves_the_earlier_draws_as_they_were() -> None:

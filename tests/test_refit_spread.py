@@ -19,6 +19,7 @@ def test_halves_fall_into_their_groups() -> None:
         ["tune"] * 4
     assert [people_replay.half_group(n) for n in ("confirm", "terse_confirm", "scripts2_confirm")] == ["confirm"] * 3
     assert [people_replay.half_group(n) for n in ("longtail4_tune", "scripts4_confirm")] == ["fourth wave"] * 2
+    assert [people_replay.half_group(n) for n in ("terse5_tune", "scripts5_confirm")] == ["fifth wave"] * 2
     assert [people_replay.half_group(n) for n in ("wording2", "wording3")] == ["other"] * 2
 
 

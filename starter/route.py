@@ -1,8 +1,9 @@
 """Which path reads a session: the template shopper's exact likelihood, or the people model.
 
 A free-text opening goes to the template path when it quotes the catalog (a
-shelf name spelled out, or a card value some candidate's card explains: a
-reworded template shopper), otherwise to the people path.  A people session
+shelf name spelled out, a card value some candidate's card explains, or a
+shelf name with a browsing cue: a reworded template shopper), otherwise to
+the people path (a bare "need some clogs" included).  A people session
 moves to the template path when the shopper answers "anything else?" with a
 bare "no preference" (a used-up template shopper says little else).
 """
@@ -73,7 +74,13 @@ def is_quoting(reading: Reading, shelves: ShelfMatcher, tracks: TrackTable, cfg:
     for key, words in shelves.spelled.items():
         if len(words) >= cfg.spelled_shelf_min_chars and f" {words} " in low and key.lower() in text:
             return True
-    return tracks.last_evidence_max() >= cfg.quoting_sim
+    # A bare shelf name ("need some clogs") is a whole browsing opening only when a browsing cue says so: the
+    # template shopper's browsing openings carry one ("still exploring", "just browsing"); a person's does not.
+    # A shelf name with a negation ("boots, but no leather") stays with the template path, whose tracks rule
+    # the negated value out; the people model weighs a negation by what persona cards negate ("nothing too
+    # girly"), too lightly for a material.
+    bare = None if reading.browsing_cue or reading.negated else Scenario.BROWSING
+    return tracks.last_evidence_max(without=bare) >= cfg.quoting_sim
 
 
 def says_only_no_preference(text: str, attribute: str) -> bool:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from grounding.budget import budget_ceiling, parse_budget
 from grounding.proposals import read_facts
@@ -47,12 +48,28 @@ def test_over_fifty_is_a_minimum_for_both_paths() -> None:
 def test_a_shelf_naming_opening_followed_by_free_text_ends_on_the_people_path(proxy_agent) -> None:
     agent = proxy_agent
     agent.reset("clogs", {})
-    agent.respond("clogs", "I need some clogs", 1, 10)
-    assert agent.sessions["clogs"].path is SessionPath.TEMPLATE             # a shelf name spelled out
+    agent.respond("clogs", "just browsing clogs for now", 1, 10)
+    assert agent.sessions["clogs"].path is SessionPath.TEMPLATE             # a shelf name, a browsing cue
     agent.respond("clogs", "comfy ones for working long shifts in a kitchen", 2, 10)
     assert agent.sessions["clogs"].path is SessionPath.PEOPLE
     trace = agent.trace("clogs")
     assert trace.turns[-1].state is not None and trace.turns[-1].state.path == "people"
+
+
+@pytest.mark.parametrize("opening, path", [
+    ("I need some clogs", SessionPath.PEOPLE), ("loafers for me", SessionPath.PEOPLE),
+    ("need sneakers", SessionPath.PEOPLE),
+    ("just browsing clogs for now", SessionPath.TEMPLATE), ("clogs, still making up my mind", SessionPath.TEMPLATE),
+    ("need some boots, no leather", SessionPath.TEMPLATE),
+])
+def test_a_bare_shelf_name_opens_with_people_and_a_browsing_cue_with_the_template(proxy_agent, opening: str,
+                                                                                    path: SessionPath) -> None:
+    """Every browsing opening of the template shopper carries a cue ("still exploring", reworded "just
+    browsing"); a short "need some clogs" without one is a person, whose details come later.  A shelf name
+    with a negation stays with the template path, which rules the negated value out."""
+    proxy_agent.reset("bare", {})
+    proxy_agent.respond("bare", opening, 1, 10)
+    assert proxy_agent.sessions["bare"].path is path
 
 
 def test_public_and_long_tail_targets_weigh_half_the_fit_each() -> None:

@@ -50,6 +50,9 @@ def test_lookups_and_summaries() -> None:
     assert 7 in table and 8 not in table and "7" not in table and len(table) == 3 and table
     assert table.scenarios_of([4, 7]) == ["intent_override", "buying"]
     assert table.last_evidence_max() == 0.9
+    assert table.last_evidence_max(without="browsing") == 0.5 and table.last_evidence_max(without="buying") == 0.9
+    only_browsing = _table({2: Track("browsing", 0, False, evidence=(1.0,))})
+    assert only_browsing.last_evidence_max(without="browsing") == 0.0
     assert table.any_exact(set()) and not table.any_exact({7})
     with pytest.raises(KeyError):
         table.track(8)

@@ -1,13 +1,14 @@
-"""What the chat says it understood: on the template path too (a chat that opens on a shelf name stays there),
-the constraints it took, negations as such, started again by an override."""
+"""What the chat says it understood: on the template path too (a chat that opens on a shelf name with a browsing
+cue stays there), the constraints it took, negations as such, started again by an override."""
 from __future__ import annotations
 
 
 def test_what_the_template_path_understood_is_shown_too(proxy_agent) -> None:
-    """A chat that opens on a shelf name stays on the template path; its "understood" line still lists what it
-    took, negations as such, and an override ("ignore my earlier preference") starts it again."""
+    """A chat that opens on a shelf name with a browsing cue stays on the template path; its "understood" line
+    still lists what it took, negations as such, and an override ("ignore my earlier preference") starts it
+    again."""
     agent = proxy_agent
-    chat = ["need some clogs", "black ones", "not leather", "under 50"]
+    chat = ["just browsing clogs for now", "black ones", "not leather", "under 50"]
     agent.reset("shelf-chat", {})
     for turn, line in enumerate(chat, 1):
         agent.respond("shelf-chat", line, turn, 10)

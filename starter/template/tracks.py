@@ -112,9 +112,13 @@ class TrackTable:
     def scenarios_at(self, rows: np.ndarray) -> list[str]:
         return [SCENARIOS[c] for c in self.scenario[rows].tolist()]
 
-    def last_evidence_max(self) -> float:
-        """The best similarity of the latest message over the candidates (0.0 for none)."""
-        return float(self.evidence[-1].max()) if self.evidence and len(self.ids) else 0.0
+    def last_evidence_max(self, without: str | None = None) -> float:
+        """The best similarity of the latest message over the candidates (0.0 for none), leaving out the
+        tracks of scenario `without` when given."""
+        if not self.evidence or not len(self.ids):
+            return 0.0
+        latest = self.evidence[-1] if without is None else self.evidence[-1][self.scenario != SCENARIO_CODE[without]]
+        return float(latest.max()) if len(latest) else 0.0
 
     def any_exact(self, excluded: set[int] | frozenset[int]) -> bool:
         """Whether some candidate not excluded explains every message exactly."""

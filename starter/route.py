@@ -2,10 +2,11 @@
 
 A free-text opening goes to the template path when it quotes the catalog (a
 shelf name spelled out, a card value some candidate's card explains, or a
-shelf name with a browsing cue: a reworded template shopper), otherwise to
-the people path (a bare "need some clogs" included).  A people session
-moves to the template path when the shopper answers "anything else?" with a
-bare "no preference" (a used-up template shopper says little else).
+shelf name with a browsing cue or a negation: a reworded template shopper,
+or a value to rule out), otherwise to the people path (a bare "need some
+clogs" included).  A people session moves to the template path when the
+shopper answers "anything else?" with a bare "no preference" (a used-up
+template shopper says little else).
 """
 from __future__ import annotations
 

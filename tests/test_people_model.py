@@ -72,6 +72,18 @@ def test_a_bare_shelf_name_opens_with_people_and_a_browsing_cue_with_the_templat
     assert proxy_agent.sessions["bare"].path is path
 
 
+def test_every_browsing_opening_of_the_template_shopper_carries_a_cue() -> None:
+    """The route takes a bare shelf name for a template shopper only with a browsing cue: every browsing
+    opening that shopper writes, official or reworded (`--perturb para`), has one."""
+    from contest.messages import OPEN_BROWSING
+    from evaluator.perturb import PARAPHRASES
+    from starter.reading.parse import parse_message
+    for template in [OPEN_BROWSING, *PARAPHRASES["open_browsing"]]:
+        text = template.format(category="Clogs & Mules")
+        assert parse_message(text, 1).browsing_cue, text
+    assert not parse_message("need some clogs", 1).browsing_cue
+
+
 def test_public_and_long_tail_targets_weigh_half_the_fit_each() -> None:
     """However many cards each kind has, the cards for public-set targets and the rest each weigh half."""
     from contest.jsonl import read_jsonl

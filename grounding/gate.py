@@ -36,6 +36,8 @@ from contest.rules import ALLOWED_ATTRIBUTES
 from grounding.budget import PRICE_CUES, Budget, parse_budget, qualitative_budget
 from grounding.clues import ClueIndex, FragmentMatches, injection_token_positions
 from grounding.injection import SOFT_INSTRUCTION_RE, hard_injection, soft_injection
+from grounding.changes import says_a_change
+from grounding.negation import NEGATION_RE
 from grounding.settings import GroundingTunables
 from grounding.shelves import ShelfMatcher
 from grounding.vocabulary import Vocabulary
@@ -177,6 +179,8 @@ class Gate:
         cue = LEADING_NEGATION_RE.match(value)
         if cue:
             negated = True
+        elif negated and source == "llm" and not _says_a_negation(msg.text):
+            return reject("negation not in the shopper's words")     # refused, not flipped
 
         vtoks = content_tokens(value)
         if not vtoks:
@@ -380,3 +384,10 @@ def _canonical(value: str, forms: list[tuple[str, str]]) -> str:
     for bad, good in forms:
         out = re.sub(r"(?i)\b" + re.escape(bad) + r"\b", good, out)
     return out
+
+
+def _says_a_negation(text: str) -> bool:
+    """Whether a message rules something out ("no leather", "I don't want heels") or takes something back
+    ("actually", "I meant"): the evidence a model's negated proposal needs, grounded like its value ("shirt for
+    my mom" proposed as "not shirt" is refused).  The deterministic readers' negations carry their own cue."""
+    return bool(NEGATION_RE.search(text.lower())) or says_a_change(text)

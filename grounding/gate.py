@@ -34,9 +34,9 @@ from rapidfuzz import fuzz, process
 
 from contest.rules import ALLOWED_ATTRIBUTES
 from grounding.budget import PRICE_CUES, Budget, parse_budget, qualitative_budget
+from grounding.changes import says_a_change
 from grounding.clues import ClueIndex, FragmentMatches, injection_token_positions
 from grounding.injection import SOFT_INSTRUCTION_RE, hard_injection, soft_injection
-from grounding.changes import says_a_change
 from grounding.negation import NEGATION_RE
 from grounding.settings import GroundingTunables
 from grounding.shelves import ShelfMatcher

@@ -182,13 +182,15 @@ def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, 
             "mrr": round(reciprocal / m, 4), "log_p": round(log_p / m, 4)}
 
 
+HELD_OUT_WAVES = {"4": "fourth wave", "5": "fifth wave"}     # waves of cards the people model is never fitted on
+
+
 def half_group(name: str) -> str:
     """The group of a recorded card set: a fourth- or fifth-wave half (never tuned on), a tune half, a confirm
     half, or other (a set not split into halves)."""
-    if re.search(r"4_(?:tune|confirm)$", name):
-        return "fourth wave"
-    if re.search(r"5_(?:tune|confirm)$", name):
-        return "fifth wave"
+    wave = re.search(r"([45])_(?:tune|confirm)$", name)
+    if wave:
+        return HELD_OUT_WAVES[wave.group(1)]
     if name == "tune" or name.endswith("_tune"):
         return "tune"
     if name == "confirm" or name.endswith("_confirm"):

@@ -23,6 +23,7 @@ import numpy as np
 
 from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
+from grounding.materials import material_agreement, named_materials
 from grounding.negation import number_forms, states_present
 from grounding.styles import style_agreement, styles_named
 from starter.index.arrays import member
@@ -48,6 +49,7 @@ FEATURES: tuple[str, ...] = (
     "price_wish",     # "not too pricey" / "premium": log ratio dearer / cheaper than the pool's median price
     "price_unknown",  # 1: a budget was said and the product has no price to check it against
     "colour",         # +1 a colour said is on the product, -1 it names only other colours, 0 unsaid
+    "material",       # +1 a material said is one it names (title, material values), -1 it names only others
     "style",          # per cut said (sleeve, rise, fit, neckline, ...): +1 the title names it, -1 only another cut
     "count",          # +1 the title states the pack count said ("3 pack" / "Pack of 3"), -1 another, 0 unsaid
     "coverage",       # share of the words said that the product holds, any field
@@ -107,6 +109,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if pairs:
         x[:, COLUMN["phrases"]] = sum(member(ids, index.phrases.rows(p)) for p in pairs) / len(pairs)
     said_colours = frozenset(c for r, g in zip(free, gone) for c in r.colors if c not in g) - facts.negated
+    said_materials = frozenset(m for r, g in zip(free, gone) for m in r.materials if m not in g) - facts.negated
     id_list = ids.tolist()
     rows = [index.products[i] for i in id_list]
     # Column by column, each fact only when the conversation states it (a Python list per column: numpy's
@@ -124,6 +127,8 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         x[:, COLUMN["price_unknown"]] = [1.0 if p.price is None or p.price <= 0 else 0.0 for p in rows]
     if said_colours:
         x[:, COLUMN["colour"]] = [colour_agreement(p.title, said_colours) for p in rows]
+    if said_materials:
+        x[:, COLUMN["material"]] = [material_agreement(_materials(p), said_materials) for p in rows]
     if facts.styles:
         x[:, COLUMN["style"]] = _each([styles_named(p.title) for p in rows],
                                       lambda named: style_agreement(named, facts.styles))
@@ -140,6 +145,18 @@ def _each(values: list, agreement: Callable[[Any], float]) -> list[float]:
     handful of audiences and cuts)."""
     memo: dict = {}
     return [memo[v] if v in memo else memo.setdefault(v, agreement(v)) for v in values]
+
+
+# hand-set: the most words of a card value read for materials when the protocol's classifier does not call it
+# material ("100% Linen", "Rubber sole", "Genuine suede upper": its rule knows nine material words).
+SHORT_VALUE_WORDS = 4
+
+
+def _materials(product) -> frozenset[str]:
+    """The material families a product names: its title, its card values classified as material and its
+    short values (a long bullet's material words describe other things as often as the product)."""
+    return named_materials(product.title, (v for t, v in zip(product.types, product.constraints)
+                                           if t == "material" or len(v.split()) <= SHORT_VALUE_WORDS))
 
 
 def _budget_columns(rows: list, facts: Facts, cfg: PeopleSettings) -> np.ndarray:

@@ -1,11 +1,11 @@
 """Material families: whether the material a shopper says is one a product is made of.
 
-A product names its materials in its title and in its card values
-("Material: 91% Nylon, 9% Spandex", "Rubber sole", "100% Linen"), often by another word of the same family than the shopper's
-("Elastane" for spandex, "Suede" for leather, "Viscose" for rayon), so words
-are compared by family.  Only the materials a shopper's reading can name
-(`grounding.words.MATERIAL_RE`, less "fabric", which names none) and their
-kin count: a product that names none of them neither agrees nor disagrees.
+A product names its materials in its title and in its card values ("Material:
+91% Nylon, 9% Spandex", "Rubber sole", "100% Linen"), often by another word of
+the same family than the shopper's ("Elastane" for spandex, "Suede" for
+leather, "Viscose" for rayon), so words are compared by family.  A weave ("denim", "fleece") is made of some fibre, so
+a product that names only fibres neither agrees nor disagrees with it; nor
+does a product that names no material of a family.
 """
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from typing import Iterable
 
 from grounding.words import tokens
 
-_FAMILY_WORDS = {
+# Fibres: a product that names fibres, none of them said, is not made of the one said.
+_FIBRES = {
     "cotton": "cotton",
-    "polyester": "polyester",
+    "polyester": "polyester poly",
     "nylon": "nylon polyamide",
     "spandex": "spandex elastane lycra",
     "leather": "leather suede nubuck sheepskin",
@@ -24,18 +25,17 @@ _FAMILY_WORDS = {
     "cashmere": "cashmere",
     "silk": "silk",
     "rayon": "rayon viscose modal",
-    "denim": "denim",
     "linen": "linen",
     "rubber": "rubber",
-    "canvas": "canvas",
-    "fleece": "fleece",
-    "satin": "satin",
-    "velvet": "velvet",
 }
+# Weaves and finishes, made of any fibre ("denim" is mostly cotton, "fleece" polyester): naming one agrees,
+# naming only fibres says nothing against it.
+_WEAVES = {w: w for w in "denim fleece satin velvet canvas flannel sherpa chiffon terry corduroy".split()}
 FAMILIES: dict[str, frozenset[str]] = {}
-for _family, _words in _FAMILY_WORDS.items():
+for _family, _words in (*_FIBRES.items(), *_WEAVES.items()):
     for _w in _words.split():
         FAMILIES[_w] = FAMILIES.get(_w, frozenset()) | {_family}
+FIBRES = frozenset(_FIBRES)
 
 
 def families(words: Iterable[str]) -> frozenset[str]:
@@ -52,9 +52,17 @@ def named_materials(title: str, material_values: Iterable[str]) -> frozenset[str
 
 
 def material_agreement(named: frozenset[str], said: Iterable[str]) -> float:
-    """+1 when the product names a material of a family the shopper said, -1 when it names materials of
-    other families only, 0 when either names none."""
+    """+1 when the product names a material of a family the shopper said, -1 when a fibre was said and the
+    product names fibres of other families only, 0 otherwise (nothing named, or only a weave said)."""
     wanted = families(said)
     if not wanted or not named:
         return 0.0
-    return 1.0 if named & wanted else -1.0
+    if named & wanted:
+        return 1.0
+    return -1.0 if wanted & FIBRES and named & FIBRES else 0.0
+
+
+def materials_said(text: str) -> frozenset[str]:
+    """The words of a message that name a material of a family (the reader's material words and their kin:
+    "modal", "poly", "elastane"), before any negation is taken out."""
+    return frozenset(w for w in tokens(text.lower()) if w in FAMILIES)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grounding.materials import families, material_agreement, named_materials
+from grounding.materials import families, material_agreement, materials_said, named_materials
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import conversation_facts
 from starter.people.features import COLUMN
@@ -19,6 +19,17 @@ def test_a_word_of_the_family_agrees() -> None:
                               ["nylon", "spandex"]) == 1.0
     assert material_agreement(named_materials("Suede Chelsea Boots", ["Rubber sole"]), ["leather"]) == 1.0
     assert material_agreement(named_materials("Soft Tee", ["95% Viscose, 5% Spandex"]), ["rayon"]) == 1.0
+
+
+def test_a_weave_agrees_when_named_and_fibres_never_count_against_it() -> None:
+    assert material_agreement(named_materials("Denim Jacket", ["98% Cotton, 2% Elastane"]), ["denim"]) == 1.0
+    assert material_agreement(named_materials("Slim Jeans", ["98% Cotton, 2% Elastane"]), ["denim"]) == 0.0
+    assert material_agreement(named_materials("Slim Jeans", ["98% Cotton, 2% Elastane"]), ["denim", "linen"]) == -1.0
+
+
+def test_kin_words_said_are_read() -> None:
+    assert materials_said("modal, soft") == {"modal"} and materials_said("a cotton poly mix") == {"cotton", "poly"}
+    assert families(materials_said("poly blend")) == {"polyester"}
 
 
 def test_other_materials_only_disagree_and_none_named_says_nothing() -> None:

@@ -23,7 +23,7 @@ import numpy as np
 
 from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
-from grounding.materials import material_agreement, named_materials
+from grounding.materials import material_agreement, materials_said, named_materials
 from grounding.negation import number_forms, states_present
 from grounding.styles import style_agreement, styles_named
 from starter.index.arrays import member
@@ -109,7 +109,8 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if pairs:
         x[:, COLUMN["phrases"]] = sum(member(ids, index.phrases.rows(p)) for p in pairs) / len(pairs)
     said_colours = frozenset(c for r, g in zip(free, gone) for c in r.colors if c not in g) - facts.negated
-    said_materials = frozenset(m for r, g in zip(free, gone) for m in r.materials if m not in g) - facts.negated
+    said_materials = frozenset(m for r, g in zip(free, gone) for m in (*r.materials, *materials_said(r.text))
+                               if m not in g and m not in r.negated) - facts.negated
     id_list = ids.tolist()
     rows = [index.products[i] for i in id_list]
     # Column by column, each fact only when the conversation states it (a Python list per column: numpy's

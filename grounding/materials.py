@@ -51,10 +51,10 @@ def named_materials(title: str, material_values: Iterable[str]) -> frozenset[str
     return families(tokens(" ".join((title, *material_values)).lower()))
 
 
-def material_agreement(named: frozenset[str], said: Iterable[str]) -> float:
-    """+1 when the product names a material of a family the shopper said, -1 when a fibre was said and the
-    product names fibres of other families only, 0 otherwise (nothing named, or only a weave said)."""
-    wanted = families(said)
+def material_agreement(named: frozenset[str], wanted: frozenset[str]) -> float:
+    """+1 when the product names a material of a family `wanted` (`families` of what the shopper said), -1 when
+    a fibre is wanted and the product names fibres of other families only, 0 otherwise (nothing named, or
+    only a weave wanted)."""
     if not wanted or not named:
         return 0.0
     if named & wanted:

@@ -16,15 +16,16 @@ from tests.test_moves import said
 
 def test_a_word_of_the_family_agrees() -> None:
     assert material_agreement(named_materials("Sports Bra", ["Material: 91% Polyamide, 9% Elastane"]),
-                              ["nylon", "spandex"]) == 1.0
-    assert material_agreement(named_materials("Suede Chelsea Boots", ["Rubber sole"]), ["leather"]) == 1.0
-    assert material_agreement(named_materials("Soft Tee", ["95% Viscose, 5% Spandex"]), ["rayon"]) == 1.0
+                              families(["nylon", "spandex"])) == 1.0
+    assert material_agreement(named_materials("Suede Chelsea Boots", ["Rubber sole"]), families(["leather"])) == 1.0
+    assert material_agreement(named_materials("Soft Tee", ["95% Viscose, 5% Spandex"]), families(["rayon"])) == 1.0
 
 
 def test_a_weave_agrees_when_named_and_fibres_never_count_against_it() -> None:
-    assert material_agreement(named_materials("Denim Jacket", ["98% Cotton, 2% Elastane"]), ["denim"]) == 1.0
-    assert material_agreement(named_materials("Slim Jeans", ["98% Cotton, 2% Elastane"]), ["denim"]) == 0.0
-    assert material_agreement(named_materials("Slim Jeans", ["98% Cotton, 2% Elastane"]), ["denim", "linen"]) == -1.0
+    stretch_cotton = ["98% Cotton, 2% Elastane"]
+    assert material_agreement(named_materials("Denim Jacket", stretch_cotton), families(["denim"])) == 1.0
+    assert material_agreement(named_materials("Slim Jeans", stretch_cotton), families(["denim"])) == 0.0
+    assert material_agreement(named_materials("Slim Jeans", stretch_cotton), families(["denim", "linen"])) == -1.0
 
 
 def test_kin_words_said_are_read() -> None:
@@ -33,9 +34,10 @@ def test_kin_words_said_are_read() -> None:
 
 
 def test_other_materials_only_disagree_and_none_named_says_nothing() -> None:
-    assert material_agreement(named_materials("Linen Shirt", ["100% Linen"]), ["cotton"]) == -1.0
-    assert material_agreement(named_materials("Casual Shirt", ["Imported", "Machine Wash"]), ["cotton"]) == 0.0
-    assert material_agreement(named_materials("Linen Shirt", []), []) == 0.0
+    assert material_agreement(named_materials("Linen Shirt", ["100% Linen"]), families(["cotton"])) == -1.0
+    plain = named_materials("Casual Shirt", ["Imported", "Machine Wash"])
+    assert material_agreement(plain, families(["cotton"])) == 0.0
+    assert material_agreement(named_materials("Linen Shirt", []), families([])) == 0.0
     assert families(["fabric"]) == frozenset()                     # a word of material talk, no material
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -23,6 +24,7 @@ import numpy as np
 
 from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
+from grounding.materials import families as material_families
 from grounding.materials import material_agreement, materials_said, named_materials
 from grounding.negation import number_forms, states_present
 from grounding.styles import style_agreement, styles_named
@@ -129,7 +131,8 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if said_colours:
         x[:, COLUMN["colour"]] = [colour_agreement(p.title, said_colours) for p in rows]
     if said_materials:
-        x[:, COLUMN["material"]] = [material_agreement(_materials(p), said_materials) for p in rows]
+        wanted = material_families(said_materials)
+        x[:, COLUMN["material"]] = [material_agreement(_materials(p), wanted) for p in rows]
     if facts.styles:
         x[:, COLUMN["style"]] = _each([styles_named(p.title) for p in rows],
                                       lambda named: style_agreement(named, facts.styles))
@@ -153,6 +156,7 @@ def _each(values: list, agreement: Callable[[Any], float]) -> list[float]:
 SHORT_VALUE_WORDS = 4
 
 
+@lru_cache(maxsize=1 << 16)
 def _materials(product) -> frozenset[str]:
     """The material families a product names: its title, its card values classified as material and its
     short values (a long bullet's material words describe other things as often as the product)."""

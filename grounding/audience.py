@@ -152,9 +152,13 @@ _JOINED_AUDIENCE_RE = re.compile(r",?\s+(?:or|nor|and)\s+(?:for\s+)?(?:(?:a|an|t
                                  r"(?:(?:little|baby)\s+)?(" + _AUDIENCE_ALTERNATION + r")\b(?:'?s)?", re.I)
 
 
-# A clause about what was shown ("these are mostly women's"): it describes the list, not the wish.
-_ABOUT_SHOWN_RE = re.compile(r"\b(?:these|those|they|all of them)(?:'re|\s+(?:are|were|look|looks|seem|all))\b[^,.;!?]*",
-                             re.I)
+# A clause about what was shown ("these are mostly women's", "they all look like men's"): it describes the
+# list, not the wish.  "They" alone is the product wished for as often ("They're women's high-rise briefs",
+# the persona cards' voice), so it speaks of the list only when it judges a set ("all", "mostly") or how
+# they look.
+_ABOUT_SHOWN_RE = re.compile(
+    r"\b(?:(?:these|those|all of them)(?:'re|\s+(?:are|were|look|looks|seem|all))|"
+    r"they(?:(?:'re|\s+(?:are|were))\s+(?:all|mostly)|\s+(?:look|looks|seem|all)))\b[^,.;!?]*", re.I)
 
 
 @lru_cache(maxsize=MEMO_SIZE)

@@ -102,6 +102,15 @@ def test_a_correction_of_who_it_is_for_replaces_the_earlier_one() -> None:
     assert facts.audiences == {"girls", "baby"}
     facts = conversation_facts(said("sneakers for my husband", "these are mostly women's, not for women"))
     assert facts.audiences == {"men"} and facts.not_for == {"women"}
+    facts = conversation_facts(said("sneakers for my husband", "they're all women's, anything else?"))
+    assert facts.audiences == {"men"} and not facts.not_for
+
+
+def test_they_describe_the_product_wished_for_unless_they_judge_the_list() -> None:
+    assert conversation_facts(said("high waisted briefs for myself", "They're women's high-rise briefs")
+                              ).audiences == {"women"}
+    assert conversation_facts(said("boots", "They are men's, waterproof")).audiences == {"men"}
+    assert conversation_facts(said("boots for my wife", "they look like men's boots")).audiences == {"women"}
 
 
 def test_a_corrected_word_stops_counting_for_the_earlier_message() -> None:

@@ -3,9 +3,10 @@
 A product names its materials in its title and in its card values ("Material:
 91% Nylon, 9% Spandex", "Rubber sole", "100% Linen"), often by another word of
 the same family than the shopper's ("Elastane" for spandex, "Suede" for
-leather, "Viscose" for rayon), so words are compared by family.  A weave ("denim", "fleece") is made of some fibre, so
-a product that names only fibres neither agrees nor disagrees with it; nor
-does a product that names no material of a family.
+leather, "Viscose" for rayon), so words are compared by family.  A weave
+("denim", "fleece") is made of some fibre, so a product that names only fibres
+neither agrees nor disagrees with it; nor does a product that names no
+material of a family.
 """
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def families(words: Iterable[str]) -> frozenset[str]:
 
 
 def named_materials(title: str, material_values: Iterable[str]) -> frozenset[str]:
-    """The material families a product names: its title and its card values classified as material."""
+    """The material families a product names in its title and the card values given (the caller chooses
+    which: `starter.people.features` reads the material-classified and the short ones)."""
     return families(tokens(" ".join((title, *material_values)).lower()))
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable
 
 import numpy as np
@@ -51,7 +51,7 @@ FEATURES: tuple[str, ...] = (
     "price_wish",     # "not too pricey" / "premium": log ratio dearer / cheaper than the pool's median price
     "price_unknown",  # 1: a budget was said and the product has no price to check it against
     "colour",         # +1 a colour said is on the product, -1 it names only other colours, 0 unsaid
-    "material",       # +1 a material said is one it names (title, material values), -1 it names only others
+    "material",       # +1 a material said is one it names (title, material and short values), -1 only other fibres
     "style",          # per cut said (sleeve, rise, fit, neckline, ...): +1 the title names it, -1 only another cut
     "count",          # +1 the title states the pack count said ("3 pack" / "Pack of 3"), -1 another, 0 unsaid
     "coverage",       # share of the words said that the product holds, any field

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable
 
-from grounding.words import tokens
+from grounding.words import families_named, tokens, word_families
 
 _FAMILY_WORDS = {
     "black": "black jet onyx",
@@ -30,19 +30,13 @@ _FAMILY_WORDS = {
     "gold": "gold champagne",
     "silver": "silver",
 }
-FAMILIES: dict[str, frozenset[str]] = {}
-for _family, _words in _FAMILY_WORDS.items():
-    for _w in _words.split():
-        FAMILIES[_w] = FAMILIES.get(_w, frozenset()) | {_family}
+FAMILIES = word_families(_FAMILY_WORDS)
 MULTICOLOURED = frozenset("multicolor multicolored multicolour multicoloured multi rainbow assorted".split())
 
 
 def families(words: Iterable[str]) -> frozenset[str]:
     """The colour families the words name (a word of no family names none)."""
-    out: set[str] = set()
-    for w in words:
-        out |= FAMILIES.get(w, frozenset())
-    return frozenset(out)
+    return families_named(FAMILIES, words)
 
 
 def colour_agreement(title: str, said: Iterable[str]) -> float:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from grounding.words import tokens
+from grounding.words import families_named, tokens, word_families
 
 # Fibres: a product that names fibres, none of them said, is not made of the one said.
 _FIBRES = {
@@ -32,19 +32,13 @@ _FIBRES = {
 # Weaves and finishes, made of any fibre ("denim" is mostly cotton, "fleece" polyester): naming one agrees,
 # naming only fibres says nothing against it.
 _WEAVES = {w: w for w in "denim fleece satin velvet canvas flannel sherpa chiffon terry corduroy".split()}
-FAMILIES: dict[str, frozenset[str]] = {}
-for _family, _words in (*_FIBRES.items(), *_WEAVES.items()):
-    for _w in _words.split():
-        FAMILIES[_w] = FAMILIES.get(_w, frozenset()) | {_family}
+FAMILIES = word_families({**_FIBRES, **_WEAVES})
 FIBRES = frozenset(_FIBRES)
 
 
 def families(words: Iterable[str]) -> frozenset[str]:
     """The material families the words name (a word of no family names none)."""
-    out: set[str] = set()
-    for w in words:
-        out |= FAMILIES.get(w, frozenset())
-    return frozenset(out)
+    return families_named(FAMILIES, words)
 
 
 def named_materials(title: str, material_values: Iterable[str]) -> frozenset[str]:

@@ -7,6 +7,7 @@ written once.  Nothing here knows the catalog.
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from contest.card import COLOR_WORDS as PROTOCOL_COLOR_WORDS
 from contest.card import MATERIAL_WORDS as PROTOCOL_MATERIAL_WORDS
@@ -28,6 +29,24 @@ def tokens(text: str) -> list[str]:
 def tokens_with_spans(text: str) -> list[tuple[str, int, int]]:
     """Every token (lower-cased) with its character span in `text` (for quoting the shopper)."""
     return [(m.group().lower(), m.start(), m.end()) for m in _TOKEN_SPAN_RE.finditer(text)]
+
+
+def word_families(groups: dict[str, str]) -> dict[str, frozenset[str]]:
+    """Each word of the groups (family -> its space-separated words) with the families it belongs to (a word
+    may be in two: "coral" is pink and orange, "suede" is suede and leather)."""
+    table: dict[str, frozenset[str]] = {}
+    for family, words in groups.items():
+        for w in words.split():
+            table[w] = table.get(w, frozenset()) | {family}
+    return table
+
+
+def families_named(table: dict[str, frozenset[str]], words: Iterable[str]) -> frozenset[str]:
+    """The families `words` name in a `word_families` table (a word of no family names none)."""
+    out: set[str] = set()
+    for w in words:
+        out |= table.get(w, frozenset())
+    return frozenset(out)
 
 
 def is_number(tok: str) -> bool:

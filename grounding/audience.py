@@ -31,7 +31,8 @@ for _group, _words in (
 # "my husbands birthday", "my boyfriends trip": a possessive typed without its apostrophe (and plurals).
 for _w, _group in [(w, g) for w, g in SHOPPER_WORDS.items() if not w.endswith("s")]:
     SHOPPER_WORDS.setdefault(_w + "s", _group)
-for _w in ("kids", "kid", "kiddo", "kiddos", "children", "child", "youth", "teen", "teens", "teenager"):
+for _w in ("kids", "kid", "kiddo", "kiddos", "children", "child", "youth", "teen", "teens", "teenager", "teenage",
+           "tween", "tweens"):
     SHOPPER_WORDS[_w] = frozenset({"boys", "girls"})
 for _w in ("unisex", "couples"):
     SHOPPER_WORDS[_w] = frozenset({"men", "women"})
@@ -40,7 +41,7 @@ for _w in ("unisex", "couples"):
 _GROWN_UP: dict[str, frozenset[str]] = {}
 for _group, _words in (("men", "son grandson nephew stepson"),
                        ("women", "daughter granddaughter niece stepdaughter"),
-                       ("men women", "teen teenager youth")):
+                       ("men women", "teen teenager teenage youth")):
     for _w in _words.split():
         _GROWN_UP[_w] = _GROWN_UP[_w + "s"] = frozenset(_group.split())     # "my daughters birthday" too
 # "for a couple" names two wearers; "a couple of photos", "a couple millimeters" a number.
@@ -72,11 +73,24 @@ def style_name_words(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=MEMO_SIZE)
 def grown_up_audiences(text: str) -> frozenset[str]:
-    """The grown-ups a message's family words may also name ("for my son" -> men; see `_GROWN_UP`)."""
+    """The grown-ups a message's family words may also name ("for my son" -> men; see `_GROWN_UP`), unless it
+    states the wearer's age, which then decides ("my son, he's 8": none; "she's 15": women)."""
+    text = _STYLE_NAMES_RE.sub(" ", _wearer_text(text))
+    if _AGE_RE.search(text):
+        return ages_said(text, _single_sex_words(text))[1]
+    words = tokens(text)
+    if _CHILD_WORDS.intersection(words):
+        return frozenset()
     out: set[str] = set()
-    for tok in tokens(_STYLE_NAMES_RE.sub(" ", _wearer_text(text))):
+    for tok in words:
         out |= _GROWN_UP.get(tok, frozenset())
-    return frozenset(out)
+    return _of_named_sex(frozenset(out), _single_sex_words(text))
+
+
+def _single_sex_words(text: str) -> frozenset[str]:
+    """The audiences a message's words of one sex name ("son", "her husband", "girls'")."""
+    return frozenset(a for tok in tokens(text) for a in SHOPPER_WORDS.get(tok, ()) if len(SHOPPER_WORDS[tok]) == 1
+                     and a in _SEXES)
 
 
 # "a gift for him", "something for her": the wearer's sex, not their age; read only while no wearer was named
@@ -120,15 +134,84 @@ def _wearer_text(text: str) -> str:
 _LITTLE_ONES_RE = re.compile(r"\blittle\s+(?:(guy|man|dude|fella|gentleman)|(lady|miss|princess))\b", re.I)
 
 
+# An age said of the wearer: "my 8 year old", "a 3yo", "for my 6 month old", "she's 9", "hes 3", "he is turning 5"
+# (a height, "he's 6'5", or a size, "she's 5 foot", is no age; "lasts 3 years" names no wearer).
+_AGE_RE = re.compile(
+    r"\b(\d{1,2})\s*-?\s*(?:(years?|yrs?|months?|mos?)\s*-?\s*old|(yo|y/o)\b)"
+    r"|\b(he|she)\s*(?:'s|’s|s|\s+is)\s+(?:only\s+|just\s+|about\s+|almost\s+|nearly\s+|turning\s+)?(\d{1,2})\b"
+    r"(?!\s*(?:'|’|\"|ft\b|feet|foot|inch|in\b|cm|kg|lbs?\b|pounds|%|\.\d|pack|pairs?|months?|mos?\b|x\b|"
+    r"waist|inseam|chest|neck|length|long|wide|narrow|medium|-\s*\d|to\s+\d|or\s+\d))"
+    r"|\b(?:(he|she)\s+)?(?:is\s+|'s\s+)?turn(?:s|ing|ed)\s+(\d{1,2})\b", re.I)
+_SEXES = {"women": "female", "girls": "female", "men": "male", "boys": "male"}
+_OF_SEX = {"female": frozenset({"women", "girls"}), "male": frozenset({"men", "boys"})}
+# A child's words of either sex ("kids", "teen"), which a word of one sex beside them narrows.
+_KID_WORDS = frozenset(w for w, a in SHOPPER_WORDS.items() if a == {"boys", "girls"})
+# Words that say the wearer is a child, so a family word beside them names no grown-up ("my toddler daughter").
+_CHILD_WORDS = frozenset(w for w, a in SHOPPER_WORDS.items() if a == {"baby"}) | {
+    "kid", "kids", "kiddo", "kiddos", "child", "children"}
+
+
+def _of_named_sex(audiences: frozenset[str], named: frozenset[str]) -> frozenset[str]:
+    """`audiences` less those of the other sex when `named` says the wearer's sex ("my teenage son": no girls)."""
+    sexes = {_SEXES[a] for a in named if a in _SEXES}
+    if not sexes:
+        return audiences
+    return audiences & frozenset({"baby"}).union(*(_OF_SEX[x] for x in sexes))
+
+
+def _age_audiences(age: int, months: bool) -> tuple[frozenset[str], frozenset[str]]:
+    """(whom clothes for a wearer of this age are made for, the grown-ups they may also wear): hand-set from US
+    sizing (baby sizes to 24 months, toddler 2T-5T, kids to about 14, adult sizes from the teens)."""
+    if months or age < 2:
+        return frozenset({"baby"}), frozenset()
+    if age <= 4:
+        return frozenset({"baby", "boys", "girls"}), frozenset()
+    if age <= 12:
+        return frozenset({"boys", "girls"}), frozenset()
+    if age <= 17:
+        return frozenset({"boys", "girls"}), frozenset({"men", "women"})
+    return frozenset({"men", "women"}), frozenset()
+
+
+def ages_said(text: str, named: frozenset[str] = frozenset()) -> tuple[frozenset[str], frozenset[str]]:
+    """(the audiences the ages a message states name, the grown-ups they may also mean), of the wearer's sex
+    when the age's pronoun or the wearers `named` beside it say it ("my 8 year old son": boys)."""
+    out: set[str] = set()
+    grown: set[str] = set()
+    for m in _AGE_RE.finditer(text):
+        number = m.group(1) or m.group(5) or m.group(7)
+        pronoun = (m.group(4) or m.group(6) or "").lower()
+        unit = (m.group(2) or "").lower()
+        audiences, grown_ups = _age_audiences(int(number), unit.startswith("mo"))
+        sex = frozenset({"boys" if pronoun == "he" else "girls"}) if pronoun else named
+        out |= _of_named_sex(audiences, sex)
+        grown |= _of_named_sex(grown_ups, sex)
+    return frozenset(out), frozenset(grown)
+
+
+def wearers_agree(product: frozenset[str], wished: frozenset[str]) -> bool:
+    """Whether a product made for `product` suits a wearer the shopper named as `wished`: they share an
+    audience, and where both say the wearer's sex, the same one (a toddler boy's brief is no toddler girl's)."""
+    if not product & wished:
+        return False
+    made, wanted = {_SEXES[a] for a in product if a in _SEXES}, {_SEXES[a] for a in wished if a in _SEXES}
+    return not made or not wanted or bool(made & wanted)
+
+
 def shopper_audiences(text: str) -> frozenset[str]:
     """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls; "my little guy" -> boys;
     a style named after a wearer, "boy shorts", names none)."""
     text = _LITTLE_ONES_RE.sub(lambda m: " boy " if m.group(1) else " girl ",
                                _STYLE_NAMES_RE.sub(" ", _wearer_text(text)))
     out: set[str] = {"men", "women"} if _FOR_A_COUPLE_RE.search(text) else set()
+    kids: set[str] = set()
     for tok in tokens(text):
-        out |= SHOPPER_WORDS.get(tok, frozenset())
-    return frozenset(out)
+        (kids if tok in _KID_WORDS else out).update(SHOPPER_WORDS.get(tok, frozenset()))
+    # A word of one sex narrows a child's word of both ("my teenage son": a boy; "unisex, so my wife can borrow
+    # it" still names both), and an age said is the more precise word ("my son, he's 20" is a man, "my daughter
+    # is 3" a toddler girl).
+    named = frozenset(out) | _of_named_sex(frozenset(kids), _single_sex_words(text))
+    return ages_said(text, named)[0] or named
 
 
 def product_audiences(title: str, categories: Iterable[str]) -> frozenset[str]:

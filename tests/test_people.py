@@ -54,7 +54,8 @@ def pids(index: CatalogIndex, ranked) -> list[str]:
 
 def test_audiences_of_shoppers_and_products() -> None:
     assert shopper_audiences("a gift for my husband") == {"men"}
-    assert shopper_audiences("pajamas for my son, big kids sizes") == {"boys", "girls"}
+    assert shopper_audiences("pajamas for my son, big kids sizes") == {"boys"}     # "kids" narrowed by "son"
+    assert shopper_audiences("pajamas for the kids, big kids sizes") == {"boys", "girls"}
     assert shopper_audiences("something for a toddler") == {"baby"}
     assert shopper_audiences("black boots please") == frozenset()
     assert product_audiences("Women's ankle bootie", CATS_BOOTS) == {"women", "men"}

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from grounding.audience import audiences_said
+from grounding.audience import audiences_said, grown_up_audiences, wearers_agree
 from grounding.budget import Budget, names_price, parse_budget, relative_price, speaks_of_price, states_an_amount
 from starter.people.facts import conversation_facts
+from starter.people.features import _audience_agreement
 from starter.people.words import query_words
 from tests.test_moves import said
 
@@ -99,7 +100,7 @@ def test_the_numbers_of_a_range_of_prices_are_no_words_of_the_product() -> None:
 def test_an_age_said_by_its_decade_is_no_price() -> None:
     assert parse_budget("she's in her mid 20s") is None
     assert parse_budget("for my son, he's in his mid teens") is None
-    assert audiences_said("for my son, he's in his mid teens")[0] == {"boys", "girls"}
+    assert audiences_said("for my son, he's in his mid teens")[0] == {"boys"}     # "teens" narrowed by "son"
 
 
 def test_a_small_rough_number_is_a_price_only_beside_a_price_word() -> None:
@@ -164,8 +165,10 @@ def test_a_later_wearer_already_said_keeps_the_fuller_answer() -> None:
     assert facts.audiences == {"baby", "girls"} and not facts.grown_up
     facts = conversation_facts(said("active shorts for my daughter", "girls active shorts"))
     assert facts.audiences == {"girls"} and not facts.grown_up
-    facts = conversation_facts(said("shorts for my son", "for my son, he is 12"))
+    facts = conversation_facts(said("shorts for my son", "for my son, he is 15"))
     assert facts.audiences == {"boys"} and facts.grown_up == {"men"}
+    facts = conversation_facts(said("shorts for my son", "for my son, he is 12"))     # a child: no grown-up
+    assert facts.audiences == {"boys"} and not facts.grown_up
     facts = conversation_facts(said("hoodie for my son", "sorry, for my daughter"))
     assert facts.audiences == {"girls"} and facts.grown_up == {"women"}
 
@@ -189,3 +192,31 @@ def test_a_people_turn_that_says_a_price_of_zero_still_ranks(proxy_agent) -> Non
     response = proxy_agent.respond("zero-price", "sneakers for my son, around $0", 1, 10)
     assert response["recommendations"]
     assert proxy_agent.debug_snapshot("zero-price")["turns"][0]["fault"] is None
+
+
+@pytest.mark.parametrize("text,named,grown", [
+    ("a winter coat for my 8 year old", {"boys", "girls"}, set()), ("my 8 year old son", {"boys"}, set()),
+    ("sorry, men's sizes, he's 20 lol", {"men"}, set()), ("oops sorry for my son, hes 3", {"baby", "boys"}, set()),
+    ("she's 14, no need to go crazy", {"girls"}, {"women"}), ("for my 6 month old", {"baby"}, set()),
+    ("my daughter is turning 5", {"girls"}, set()), ("undies for my toddler daughter", {"baby", "girls"}, set()),
+    ("need jeans for my teenage son", {"boys"}, {"men"}), ("a 3yo girl", {"baby", "girls"}, set()),
+])
+def test_an_age_or_a_child_word_says_how_old_the_wearer_is(text: str, named: set[str], grown: set[str]) -> None:
+    assert audiences_said(text)[0] == named and grown_up_audiences(text) == grown
+
+
+@pytest.mark.parametrize("text", ["battery's supposed to last 3 yrs", "do u have tall sizes? hes 6'5",
+                                  "she's 5 foot 2", "he's 32 waist"])
+def test_a_duration_a_height_or_a_size_is_no_age(text: str) -> None:
+    assert audiences_said(text)[0] == frozenset() and grown_up_audiences(text) == frozenset()
+
+
+def test_a_product_for_the_other_sex_is_for_someone_else() -> None:
+    """A toddler boy's brief shares "toddler" with a toddler girl but is not hers; a baby's or a kids' product
+    of no one sex is."""
+    assert not wearers_agree(frozenset({"boys", "baby"}), frozenset({"girls", "baby"}))
+    assert wearers_agree(frozenset({"baby"}), frozenset({"girls", "baby"}))
+    assert wearers_agree(frozenset({"boys", "girls"}), frozenset({"girls"}))
+    facts = conversation_facts(said("undies for my toddler daughter"))
+    assert _audience_agreement(frozenset({"boys", "baby"}), facts) == -1.0
+    assert _audience_agreement(frozenset({"girls", "baby"}), facts) == 1.0

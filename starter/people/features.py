@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from grounding.audience import wearers_agree
 from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
 from grounding.materials import families as material_families
@@ -174,15 +175,16 @@ def _budget_columns(rows: list, facts: Facts, cfg: PeopleSettings) -> np.ndarray
 
 
 def _audience_agreement(audience: frozenset[str], facts: Facts) -> float:
-    """+1 for whom the shopper named, -1 for someone else or only for whom they ruled out, 0 unsaid, a
-    grown-up the family word may mean ("my son": a man's product), or made for whom they named and for whom
-    they ruled out too ("not for women": a unisex shoe is neither theirs nor ruled out)."""
+    """+1 for whom the shopper named (of their sex, where both say one: `wearers_agree`), -1 for someone else or
+    only for whom they ruled out, 0 unsaid, a grown-up the family word may mean ("my son": a man's product), or
+    made for whom they named and for whom they ruled out too ("not for women": a unisex shoe is neither theirs nor
+    ruled out)."""
     if not audience:
         return 0.0
     if audience <= facts.not_for:
         return -1.0
     if facts.audiences:
-        if audience & facts.audiences:
+        if wearers_agree(audience, facts.audiences):
             return 0.0 if audience & facts.not_for else 1.0
         return 0.0 if audience & facts.grown_up else -1.0      # a man's shirt for "my son": maybe
     return 0.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from grounding.audience import wearers_agree
 from grounding.topk import best_first
 from starter.index.catalog import CatalogIndex
 from starter.index.product_table import audience_column, price_column
@@ -53,7 +54,8 @@ class FactFit:
         codes, prices = self._arrays()
         ok = np.ones(len(codes), dtype=bool)
         if facts.audiences:
-            agree = [k for k, a in enumerate(self._wearers) if a & facts.audiences and not a <= facts.not_for]
+            agree = [k for k, a in enumerate(self._wearers) if wearers_agree(a, facts.audiences)
+                     and not a <= facts.not_for]
             ok &= np.isin(codes, np.asarray(agree, dtype=codes.dtype))
         if budget is not None:
             ok &= budget_fits(prices, budget, cfg)

@@ -21,6 +21,7 @@ from typing import Any, Callable
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
 from grounding.person_words import PEOPLE_STOP
 from grounding.privative import privative_words
+from grounding.slang import slang_words
 from grounding.words import FILLER, NO_PREFERENCE_WORDS, OVERRIDE_WORDS, tokens
 from starter.settings import GROUNDING, UnderstandingSettings
 from starter.reading.parse import Observation
@@ -144,8 +145,9 @@ class Understander:
         # Only corrections of words the shopper wrote (Gate.correct) join the evidence: a
         # model's accepted value may still carry words nobody said ("clarion ...").
         extra = frozenset(u.corrected_tokens - set(negated))
-        if not obs.template:        # "no tags" wants the tagless ones (`grounding.privative`)
+        if not obs.template:        # "no tags" wants the tagless ones (`grounding.privative`); "undies" underwear
             extra |= privative_words(obs.text.lower(), frozenset(negated), self.catalog_uses)
+            extra |= slang_words(obs.text, frozenset(negated))
         kind = obs.kind
         if not obs.template and turn > 1 and u.intent is not None:
             low = obs.text.lower()

@@ -1,0 +1,38 @@
+"""Everyday words for clothes that listings do not use: "undies", "pjs", "kicks", "sunnies".
+
+A catalog names a product the way a store files it ("Women's Underwear", "Pajama Set", "Sunglasses"); a
+person on a phone says "undies", "jammies", "trainers".  Spelling correction cannot bridge them (neither is a
+slip of the other) and BM25 sees no shared word, so the listing's own word is added to what the shopper said.
+The table is hand-set vocabulary, like the colour and material families: it cannot be estimated from a catalog
+that never uses the words.  Only words no listing title uses are listed ("tee" and "hoodie" are listing words
+already), and none that also means something else in a message about clothes ("shades" of a colour, "runners"
+who wear the shoes).
+"""
+from __future__ import annotations
+
+from grounding.words import tokens
+
+# A shopper's word -> the catalog words it means.
+SLANG: dict[str, tuple[str, ...]] = {}
+for _meant, _said in (
+    ("underwear panties", "undies undie skivvies knickers"),
+    ("pajamas pajama", "jammies jammie jammy pjs pj"),
+    ("sneakers", "trainers kicks sneaks tennies"),
+    ("sweatpants", "sweats trackies"),
+    ("sunglasses", "sunnies"),
+    ("glasses eyeglasses", "specs"),
+    ("shorts denim", "jorts"),
+    ("slides", "sliders"),
+    ("beanie", "toque tuque"),
+    ("hoodie", "hoody"),
+    ("birthday", "bday"),
+    ("basketball", "bball"),
+):
+    for _w in _said.split():
+        SLANG[_w] = tuple(_meant.split())
+
+
+def slang_words(text: str, negated: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The catalog words a message's everyday words mean ("comfy kicks" -> sneakers), less those of a word the
+    message rules out ("no pjs")."""
+    return frozenset(meant for tok in tokens(text) if tok not in negated for meant in SLANG.get(tok, ()))

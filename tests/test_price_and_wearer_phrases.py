@@ -100,7 +100,7 @@ def test_the_numbers_of_a_range_of_prices_are_no_words_of_the_product() -> None:
 def test_an_age_said_by_its_decade_is_no_price() -> None:
     assert parse_budget("she's in her mid 20s") is None
     assert parse_budget("for my son, he's in his mid teens") is None
-    assert audiences_said("for my son, he's in his mid teens")[0] == {"boys"}     # "teens" narrowed by "son"
+    assert audiences_said("for my son, he's in his mid teens")[0] == {"boys"}      # "teens" narrowed: a son
 
 
 def test_a_small_rough_number_is_a_price_only_beside_a_price_word() -> None:

@@ -36,6 +36,16 @@ for _w in ("kids", "kid", "kiddo", "kiddos", "children", "child", "youth", "teen
     SHOPPER_WORDS[_w] = frozenset({"boys", "girls"})
 for _w in ("unisex", "couples"):
     SHOPPER_WORDS[_w] = frozenset({"men", "women"})
+# The wearer's sex each audience says, and the audiences of each sex.
+_SEXES = {"women": "female", "girls": "female", "men": "male", "boys": "male"}
+_OF_SEX = {"female": frozenset({"women", "girls"}), "male": frozenset({"men", "boys"})}
+
+
+def _sexes(audiences: Iterable[str]) -> frozenset[str]:
+    """The sexes `audiences` say ("girls", "women": female; "baby": none)."""
+    return frozenset(_SEXES[a] for a in audiences if a in _SEXES)
+
+
 # Family words that may name a grown-up ("my son" is a boy or a man, "my teen" wears adult sizes): a product for
 # that grown-up neither agrees nor disagrees with them.
 _GROWN_UP: dict[str, frozenset[str]] = {}
@@ -76,27 +86,27 @@ def grown_up_audiences(text: str) -> frozenset[str]:
     """The grown-ups a message's family words may also name ("for my son" -> men; see `_GROWN_UP`), unless it
     states the wearer's age, which then decides ("my son, he's 8": none; "she's 15": women)."""
     text = _STYLE_NAMES_RE.sub(" ", _wearer_text(text))
-    if _AGE_RE.search(text):
-        return ages_said(text, _single_sex_words(text))[1]
     words = tokens(text)
+    if _AGE_RE.search(text):
+        return ages_said(text, _single_sex_words(words))[1]
     if _CHILD_WORDS.intersection(words):
         return frozenset()
     out: set[str] = set()
     for tok in words:
         out |= _GROWN_UP.get(tok, frozenset())
-    return _of_named_sex(frozenset(out), _single_sex_words(text))
+    return _of_named_sex(frozenset(out), _single_sex_words(words))
 
 
-def _single_sex_words(text: str) -> frozenset[str]:
+def _single_sex_words(words: list[str]) -> frozenset[str]:
     """The audiences a message's words of one sex name ("son", "her husband", "girls'")."""
-    return frozenset(a for tok in tokens(text) for a in SHOPPER_WORDS.get(tok, ()) if len(SHOPPER_WORDS[tok]) == 1
+    return frozenset(a for tok in words for a in SHOPPER_WORDS.get(tok, ()) if len(SHOPPER_WORDS[tok]) == 1
                      and a in _SEXES)
 
 
 # "a gift for him", "something for her": the wearer's sex, not their age; read only while no wearer was named
 # ("for my son ... better for him" keeps the son).
 _FOR_PRONOUN_RE = re.compile(r"\bfor (him|her)\b", re.I)
-_PRONOUN_AUDIENCES = {"him": frozenset({"men", "boys"}), "her": frozenset({"women", "girls"})}
+_PRONOUN_AUDIENCES = {"him": _OF_SEX["male"], "her": _OF_SEX["female"]}
 
 
 def pronoun_audiences(text: str) -> frozenset[str]:
@@ -142,8 +152,6 @@ _AGE_RE = re.compile(
     r"(?!\s*(?:'|’|\"|ft\b|feet|foot|inch|in\b|cm|kg|lbs?\b|pounds|%|\.\d|pack|pairs?|months?|mos?\b|x\b|"
     r"waist|inseam|chest|neck|length|long|wide|narrow|medium|-\s*\d|to\s+\d|or\s+\d))"
     r"|\b(?:(he|she)\s+)?(?:is\s+|'s\s+)?turn(?:s|ing|ed)\s+(\d{1,2})\b", re.I)
-_SEXES = {"women": "female", "girls": "female", "men": "male", "boys": "male"}
-_OF_SEX = {"female": frozenset({"women", "girls"}), "male": frozenset({"men", "boys"})}
 # A child's words of either sex ("kids", "teen"), which a word of one sex beside them narrows.
 _KID_WORDS = frozenset(w for w, a in SHOPPER_WORDS.items() if a == {"boys", "girls"})
 # Words that say the wearer is a child, so a family word beside them names no grown-up ("my toddler daughter").
@@ -153,7 +161,7 @@ _CHILD_WORDS = frozenset(w for w, a in SHOPPER_WORDS.items() if a == {"baby"}) |
 
 def _of_named_sex(audiences: frozenset[str], named: frozenset[str]) -> frozenset[str]:
     """`audiences` less those of the other sex when `named` says the wearer's sex ("my teenage son": no girls)."""
-    sexes = {_SEXES[a] for a in named if a in _SEXES}
+    sexes = _sexes(named)
     if not sexes:
         return audiences
     return audiences & frozenset({"baby"}).union(*(_OF_SEX[x] for x in sexes))
@@ -183,7 +191,7 @@ def ages_said(text: str, named: frozenset[str] = frozenset()) -> tuple[frozenset
         pronoun = (m.group(4) or m.group(6) or "").lower()
         unit = (m.group(2) or "").lower()
         audiences, grown_ups = _age_audiences(int(number), unit.startswith("mo"))
-        sex = frozenset({"boys" if pronoun == "he" else "girls"}) if pronoun else named
+        sex = _OF_SEX["male" if pronoun == "he" else "female"] if pronoun else named
         out |= _of_named_sex(audiences, sex)
         grown |= _of_named_sex(grown_ups, sex)
     return frozenset(out), frozenset(grown)
@@ -194,7 +202,7 @@ def wearers_agree(product: frozenset[str], wished: frozenset[str]) -> bool:
     audience, and where both say the wearer's sex, the same one (a toddler boy's brief is no toddler girl's)."""
     if not product & wished:
         return False
-    made, wanted = {_SEXES[a] for a in product if a in _SEXES}, {_SEXES[a] for a in wished if a in _SEXES}
+    made, wanted = _sexes(product), _sexes(wished)
     return not made or not wanted or bool(made & wanted)
 
 
@@ -205,12 +213,13 @@ def shopper_audiences(text: str) -> frozenset[str]:
                                _STYLE_NAMES_RE.sub(" ", _wearer_text(text)))
     out: set[str] = {"men", "women"} if _FOR_A_COUPLE_RE.search(text) else set()
     kids: set[str] = set()
-    for tok in tokens(text):
+    words = tokens(text)
+    for tok in words:
         (kids if tok in _KID_WORDS else out).update(SHOPPER_WORDS.get(tok, frozenset()))
     # A word of one sex narrows a child's word of both ("my teenage son": a boy; "unisex, so my wife can borrow
     # it" still names both), and an age said is the more precise word ("my son, he's 20" is a man, "my daughter
     # is 3" a toddler girl).
-    named = frozenset(out) | _of_named_sex(frozenset(kids), _single_sex_words(text))
+    named = frozenset(out) | _of_named_sex(frozenset(kids), _single_sex_words(words))
     return ages_said(text, named)[0] or named
 
 

@@ -22,8 +22,8 @@ for _group, _words in (
             "gentlemen groom uncle hubby hubs bf fiance bro grandad granddad gramps papa stepdad"),
     ("women", "women woman womens wife girlfriend mom mommy mother ladies lady female sister grandma grandmother "
               "bride aunt wifey gf fiancee mum mama momma nana granny gran sis stepmom"),
-    ("boys", "son sons boys boy grandson nephew"),
-    ("girls", "daughter daughters girls girl granddaughter niece"),
+    ("boys", "son sons boys boy grandson nephew stepson godson"),
+    ("girls", "daughter daughters girls girl granddaughter niece stepdaughter goddaughter"),
     ("baby", "baby babies infant infants newborn newborns toddler toddlers"),
 ):
     for _w in _words.split():
@@ -32,10 +32,15 @@ for _group, _words in (
 for _w, _group in [(w, g) for w, g in SHOPPER_WORDS.items() if not w.endswith("s")]:
     SHOPPER_WORDS.setdefault(_w + "s", _group)
 for _w in ("kids", "kid", "kiddo", "kiddos", "children", "child", "youth", "teen", "teens", "teenager", "teenage",
-           "tween", "tweens"):
+           "tween", "tweens", "preteen", "preteens"):
     SHOPPER_WORDS[_w] = frozenset({"boys", "girls"})
 for _w in ("unisex", "couples"):
     SHOPPER_WORDS[_w] = frozenset({"men", "women"})
+# "Unisex" says the wearer may be of either sex, not how old they are: beside a wearer named ("girls' gloves, they're
+# unisex", "a footie for the baby ... unisex is fine") it widens that wearer to both sexes; alone it names grown-ups.
+_EITHER_SEX_WORDS = frozenset({"unisex"})
+_BOTH_SEXES = {"men": frozenset({"men", "women"}), "women": frozenset({"men", "women"}),
+               "boys": frozenset({"boys", "girls"}), "girls": frozenset({"boys", "girls"}), "baby": frozenset({"baby"})}
 # The wearer's sex each audience says, and the audiences of each sex.
 _SEXES = {"women": "female", "girls": "female", "men": "male", "boys": "male"}
 _OF_SEX = {"female": frozenset({"women", "girls"}), "male": frozenset({"men", "boys"})}
@@ -49,8 +54,8 @@ def _sexes(audiences: Iterable[str]) -> frozenset[str]:
 # Family words that may name a grown-up ("my son" is a boy or a man, "my teen" wears adult sizes): a product for
 # that grown-up neither agrees nor disagrees with them.
 _GROWN_UP: dict[str, frozenset[str]] = {}
-for _group, _words in (("men", "son grandson nephew stepson"),
-                       ("women", "daughter granddaughter niece stepdaughter"),
+for _group, _words in (("men", "son grandson nephew stepson godson"),
+                       ("women", "daughter granddaughter niece stepdaughter goddaughter"),
                        ("men women", "teen teenager teenage youth")):
     for _w in _words.split():
         _GROWN_UP[_w] = _GROWN_UP[_w + "s"] = frozenset(_group.split())     # "my daughters birthday" too
@@ -70,9 +75,11 @@ _CATALOG_WORDS: dict[str, frozenset[str]] = {
 AUDIENCE_WORDS = frozenset(SHOPPER_WORDS) | {"couple"}        # words of who it is for, none of them a product word
 
 
-# Styles named after a wearer, not for one: "boy shorts for women", "a boyfriend fit shirt", "a dad hat".
+# Styles and shades named after a wearer, not for one: "boy shorts for women", "a boyfriend fit shirt", "a dad
+# hat", "baby blue", "a babydoll dress".
 _STYLE_NAMES_RE = re.compile(r"\bboy\s*-?\s*shorts?\b|\bboyfriend\s+(?:fit|style|cut|jeans|shirts?|tees?|"
-                             r"cardigans?|sweaters?|blazers?)\b|\bdad\s+(?:hats?|caps?|sneakers|shoes)\b", re.I)
+                             r"cardigans?|sweaters?|blazers?)\b|\bdad\s+(?:hats?|caps?|sneakers|shoes)\b|"
+                             r"\bbaby\s*-?\s*(?:blue|pink|yellow|green|purple|lavender|dolls?)\b", re.I)
 
 
 def style_name_words(text: str) -> frozenset[str]:
@@ -85,7 +92,7 @@ def style_name_words(text: str) -> frozenset[str]:
 def grown_up_audiences(text: str) -> frozenset[str]:
     """The grown-ups a message's family words may also name ("for my son" -> men; see `_GROWN_UP`), unless it
     states the wearer's age, which then decides ("my son, he's 8": none; "she's 15": women)."""
-    text = _STYLE_NAMES_RE.sub(" ", _wearer_text(text))
+    text = _younger_siblings(_STYLE_NAMES_RE.sub(" ", _wearer_text(text)))
     words = tokens(text)
     if _AGE_RE.search(text):
         return ages_said(text, _single_sex_words(words))[1]
@@ -135,23 +142,55 @@ _MENTIONED_RE = re.compile(
     r"(?!\s+(?:that\s+)?(?:he|she|they)\b)", re.I)
 
 
+# A baby on the way is no wearer of what its mother buys: "until the baby comes", "my baby bump", "baby brain".
+_EXPECTED_BABY_RE = re.compile(r"\bbaby\s+(?:bump|brain)\b|\b(?:the|our|my)\s+baby\s+(?:comes|arrives|is\s+(?:due|born|"
+                               r"here|coming)|gets\s+here)\b", re.I)
+
+
+# Ages said in words ("she's seven", "a few months old"), as the age reader reads them in digits.
+_NUMBER_WORDS = {w: str(n) for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve "
+                                                 "thirteen fourteen fifteen sixteen seventeen".split(), 1)}
+_NUMBER_WORD = "(" + "|".join(_NUMBER_WORDS) + ")"
+_SPELLED_AGE_RE = re.compile(r"\b(?:(?:he|she)\s*(?:'s|’s|s|\s+is)\s+(?:only\s+|just\s+|turning\s+)?|"
+                             r"turn(?:s|ing|ed)\s+)" + _NUMBER_WORD + r"\b|\b" + _NUMBER_WORD
+                             + r"[\s-]+(?:years?|months?|weeks?)[\s-]+old\b", re.I)
+_FEW_RE = re.compile(r"\b(?:a\s+)?(?:few|couple(?:\s+of)?)\s+(?=(?:weeks?|months?)[\s-]+old\b)", re.I)
+
+
+def _in_digits(text: str) -> str:
+    """The text with an age said in words written in digits ("she's seven" -> "she's 7"; "a few months old" ->
+    "3 months old")."""
+    text = _FEW_RE.sub("3 ", text)
+    return _SPELLED_AGE_RE.sub(lambda m: m.group().lower().replace(
+        (m.group(1) or m.group(2)).lower(), _NUMBER_WORDS[(m.group(1) or m.group(2)).lower()], 1), text)
+
+
 def _wearer_text(text: str) -> str:
-    """The message without the people it mentions who are not the wearer (see `_MENTIONED_RE`)."""
-    return _MENTIONED_RE.sub(lambda m: m.group() if m.group(1) else " ", text)
+    """The message without the people it mentions who are not the wearer (see `_MENTIONED_RE`) and without a baby
+    on the way, its ages in digits."""
+    return _in_digits(_EXPECTED_BABY_RE.sub(" ", _MENTIONED_RE.sub(lambda m: m.group() if m.group(1) else " ", text)))
 
 
 # "a skinny little guy", "my little lady": a child called by a grown-up's word.
 _LITTLE_ONES_RE = re.compile(r"\blittle\s+(?:(guy|man|dude|fella|gentleman)|(lady|miss|princess))\b", re.I)
+# "my little brother", "lil sis", "my younger sister": a sibling younger than the shopper, who is a child or a grown-up
+# as a son or a daughter is (read as those words), never only a grown-up as "brother" and "sister" alone are.
+_YOUNGER_SIBLING_RE = re.compile(r"\b(?:little|lil|younger|baby|kid)\s+(?:(brothers?|bros?)|(sisters?|sis))\b", re.I)
+
+
+def _younger_siblings(text: str) -> str:
+    """The text with each younger sibling named as the child of the same sex ("lil bro" -> "son")."""
+    return _YOUNGER_SIBLING_RE.sub(lambda m: " son " if m.group(1) else " daughter ", text)
 
 
 # An age said of the wearer: "my 8 year old", "a 3yo", "for my 6 month old", "she's 9", "hes 3", "he is turning 5"
 # (a height, "he's 6'5", or a size, "she's 5 foot", is no age; "lasts 3 years" names no wearer).
 _AGE_RE = re.compile(
-    r"\b(\d{1,2})\s*-?\s*(?:(years?|yrs?|months?|mos?)\s*-?\s*old|(yo|y/o)\b)"
+    r"\b(\d{1,2})\s*-?\s*(?:(years?|yrs?|months?|mos?|weeks?|wks?)\s*-?\s*old|(yo|y/o)\b)"
     r"|\b(he|she)\s*(?:'s|’s|s|\s+is)\s+(?:only\s+|just\s+|about\s+|almost\s+|nearly\s+|turning\s+)?(\d{1,2})\b"
     r"(?!\s*(?:'|’|\"|ft\b|feet|foot|inch|in\b|cm|kg|lbs?\b|pounds|%|\.\d|pack|pairs?|months?|mos?\b|x\b|"
-    r"waist|inseam|chest|neck|length|long|wide|narrow|medium|-\s*\d|to\s+\d|or\s+\d))"
-    r"|\b(?:(he|she)\s+)?(?:is\s+|'s\s+)?turn(?:s|ing|ed)\s+(\d{1,2})\b", re.I)
+    r"waist|inseam|chest|neck|length|long|wide|narrow|medium|sizes?\b|of\b|-\s*\d|to\s+\d|or\s+\d))"
+    r"|\b(?:(he|she)\s*)?(?:(?:is|'s|just|only)\s+)*turn(?:s|ing|ed)\s+(\d{1,2})\b", re.I)
 # A child's words of either sex ("kids", "teen"), which a word of one sex beside them narrows.
 _KID_WORDS = frozenset(w for w, a in SHOPPER_WORDS.items() if a == {"boys", "girls"})
 # Words that say the wearer is a child, so a family word beside them names no grown-up ("my toddler daughter").
@@ -190,7 +229,7 @@ def ages_said(text: str, named: frozenset[str] = frozenset()) -> tuple[frozenset
         number = m.group(1) or m.group(5) or m.group(7)
         pronoun = (m.group(4) or m.group(6) or "").lower()
         unit = (m.group(2) or "").lower()
-        audiences, grown_ups = _age_audiences(int(number), unit.startswith("mo"))
+        audiences, grown_ups = _age_audiences(int(number), unit.startswith(("mo", "w")))
         sex = _OF_SEX["male" if pronoun == "he" else "female"] if pronoun else named
         out |= _of_named_sex(audiences, sex)
         grown |= _of_named_sex(grown_ups, sex)
@@ -206,21 +245,36 @@ def wearers_agree(product: frozenset[str], wished: frozenset[str]) -> bool:
     return not made or not wanted or bool(made & wanted)
 
 
+def either_sex(audiences: frozenset[str]) -> frozenset[str]:
+    """The wearers of `audiences`' ages, of both sexes ("girls" -> girls and boys; "baby" stays the baby)."""
+    return frozenset().union(*(_BOTH_SEXES[a] for a in audiences))
+
+
+def names_either_sex_only(text: str) -> bool:
+    """Whether the only wearer a message names is one of either sex ("unisex is fine", "they're unisex")."""
+    text = _wearer_text(text)
+    words = [tok for tok in tokens(text) if tok in SHOPPER_WORDS]
+    return bool(words) and all(tok in _EITHER_SEX_WORDS for tok in words) and not _AGE_RE.search(text)
+
+
 def shopper_audiences(text: str) -> frozenset[str]:
     """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls; "my little guy" -> boys;
     a style named after a wearer, "boy shorts", names none)."""
     text = _LITTLE_ONES_RE.sub(lambda m: " boy " if m.group(1) else " girl ",
-                               _STYLE_NAMES_RE.sub(" ", _wearer_text(text)))
+                               _younger_siblings(_STYLE_NAMES_RE.sub(" ", _wearer_text(text))))
     out: set[str] = {"men", "women"} if _FOR_A_COUPLE_RE.search(text) else set()
     kids: set[str] = set()
     words = tokens(text)
     for tok in words:
-        (kids if tok in _KID_WORDS else out).update(SHOPPER_WORDS.get(tok, frozenset()))
-    # A word of one sex narrows a child's word of both ("my teenage son": a boy; "unisex, so my wife can borrow
-    # it" still names both), and an age said is the more precise word ("my son, he's 20" is a man, "my daughter
-    # is 3" a toddler girl).
+        if tok not in _EITHER_SEX_WORDS:
+            (kids if tok in _KID_WORDS else out).update(SHOPPER_WORDS.get(tok, frozenset()))
+    # A word of one sex narrows a child's word of both ("my teenage son": a boy), and an age said is the more
+    # precise word ("my son, he's 20" is a man, "my daughter is 3" a toddler girl).
     named = frozenset(out) | _of_named_sex(frozenset(kids), _single_sex_words(words))
-    return ages_said(text, named)[0] or named
+    named = ages_said(text, named)[0] or named
+    if _EITHER_SEX_WORDS.intersection(words):          # "unisex, so my wife can borrow it" names both sexes
+        return either_sex(named) if named else SHOPPER_WORDS["unisex"]
+    return named
 
 
 def product_audiences(title: str, categories: Iterable[str]) -> frozenset[str]:

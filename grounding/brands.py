@@ -25,9 +25,10 @@ from grounding.settings import GroundingTunables
 from grounding.words import STOP, tokens
 
 
-# Endings that make an everyday word of a catalog word: (ending, what it replaces), longest first.
+# Endings that make an everyday word of a catalog word: (ending, what it replaces), longest first; "y" makes an
+# adjective ("cottony", "old-timey": no slips of "Cottonly", "Timex").
 INFLECTIONS = (("iest", "y"), ("ier", "y"), ("ily", "y"), ("est", ""), ("ing", ""), ("er", ""), ("ly", ""),
-               ("ed", ""), ("r", ""), ("d", ""))
+               ("ed", ""), ("r", ""), ("d", ""), ("y", ""))
 
 
 @dataclass(frozen=True)
@@ -134,10 +135,10 @@ class BrandMatcher:
         return self.word_df(word) > 0 or self.text_df(word) > 0
 
     def _inflected(self, word: str) -> bool:
-        """A word formed from a catalog word by a comparative, adverb or verb ending ("newer", "nicer",
-        "sturdier", "lighter", "faded") is an everyday word, not a slip of a store name ("Neewer")."""
+        """A word formed from a catalog word by a comparative, adverb, verb or adjective ending ("newer", "nicer",
+        "sturdier", "lighter", "faded", "cottony") is an everyday word, not a slip of a store name ("Neewer")."""
         for suffix, base in INFLECTIONS:
-            stem = word[:-len(suffix)] + base if word.endswith(suffix) else ""
+            stem = word[:-len(suffix)] + base if word.endswith(suffix) and not word.endswith(2 * suffix) else ""
             if len(stem) >= 3 and self._known(stem):
                 return True
         return False
@@ -149,3 +150,13 @@ class BrandMatcher:
         if all(self.word_df(w) > self.common_ratio * self.sizes.get(store, 0) for w in content):
             return "product words on many more products than the store has"
         return None
+
+
+def of_the_maker(store: str, named: str) -> bool:
+    """Whether a product of `store` is one of the maker a shopper named by the store name `named`: the same
+    store, or one of its lines, whose name begins with the maker's ("Wrangler Authentics" and "Timberland PRO"
+    are Wrangler's and Timberland's; "Hanes" is not "Hanesbrands Inc.")."""
+    if store == named:
+        return True
+    words, maker = store.lower().split(), named.lower().split()
+    return bool(maker) and len(words) > len(maker) and words[:len(maker)] == maker

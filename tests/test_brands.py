@@ -55,6 +55,10 @@ def test_an_everyday_word_made_from_a_catalog_word_is_no_misspelt_name() -> None
     matcher = BrandMatcher(sizes, lambda w: 0, GROUNDING, lambda w: 5 if w in text else 0, everyday=frozenset())
     assert matcher.read("let's go with the newer 6, something sturdier")[0] == []
     assert matcher.read("a lighter shoe")[0] == []
+    adjectives = BrandMatcher({"Cottonly": 5, "Timex": 9}, lambda w: 0, GROUNDING,
+                              lambda w: 5 if w in {"cotton", "time", "old"} else 0, everyday=frozenset())
+    assert adjectives.read("something cottony, kind of old timey")[0] == []
+    assert [m.store for m in adjectives.read("a timez watch")[0]] == ["Timex"]
     # the same slips of words the catalog does not use are still read as the names
     assert [m.store for m in matcher.read("the neewr one from sturdy")[0]] == ["Neewer"]
     assert [m.store for m in matcher.read("rokport or neweer")[0]] == ["Rockport", "Neewer"]
@@ -106,3 +110,26 @@ def test_the_misspelt_brand_cards_change_only_the_store_name() -> None:
     assert got["answers"] == {"brand": "Rcokport.", "color": None} and got["other"] == ["rockports are nice"]
     assert card["opening"] == "rockport loafers, Rockport only"                  # the input is not changed
     assert with_misspelt_brand(card, "Hanes") is None and with_misspelt_brand(card, "") is None
+
+
+def test_a_makers_lines_are_its_products() -> None:
+    from grounding.brands import of_the_maker
+    assert of_the_maker("Wrangler Authentics", "Wrangler") and of_the_maker("Timberland PRO", "Timberland")
+    assert of_the_maker("Rockport", "Rockport")
+    assert not of_the_maker("Wrangler", "Wrangler Authentics") and not of_the_maker("Hanesbrands Inc.", "Hanes")
+
+
+def test_a_brand_named_counts_for_its_lines_in_the_people_model(tmp_path: Path) -> None:
+    """"rockport loafers": a loafer of "Rockport Works" is Rockport's (brand column +1), another store's is not."""
+    from starter.people.features import COLUMN
+    from scripts.fit_people import people_turn
+    rows = [product(f"X{k}", "Leather loafer", ["Leather", "Slip-on"], CATS_BOOTS, 500 - k) for k in range(4)]
+    rows += [dict(product("R1", "Leather loafer", ["Leather"], CATS_BOOTS, 30), store="Rockport"),
+             dict(product("R2", "Leather work loafer", ["Leather"], CATS_BOOTS, 20), store="Rockport Works")]
+    from starter.agent import Agent
+    agent = Agent(str(write_rows(tmp_path / "catalog.jsonl", rows)), index_cache=False)
+    agent.reset("s", {})
+    agent.respond("s", "rockport leather loafers for my dad", 1, 10)
+    pool, facts = people_turn(agent, agent.sessions["s"], 1)
+    brand = {agent.index.products[int(i)].pid: v for i, v in zip(pool.ids, pool.features[:, COLUMN["brand"]])}
+    assert facts.brands == ("Rockport",) and brand["R1"] == brand["R2"] == 1.0 and brand["X0"] == -1.0

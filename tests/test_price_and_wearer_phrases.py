@@ -200,13 +200,34 @@ def test_a_people_turn_that_says_a_price_of_zero_still_ranks(proxy_agent) -> Non
     ("she's 14, no need to go crazy", {"girls"}, {"women"}), ("for my 6 month old", {"baby"}, set()),
     ("my daughter is turning 5", {"girls"}, set()), ("undies for my toddler daughter", {"baby", "girls"}, set()),
     ("need jeans for my teenage son", {"boys"}, {"men"}), ("a 3yo girl", {"baby", "girls"}, set()),
+    ("My daughter needs comfy mary janes, she's seven.", {"girls"}, set()), ("my 2 week old", {"baby"}, set()),
+    ("for my granddaughter, she is just a few months old", {"baby"}, set()), ("my twelve-year-old", {"boys", "girls"},
+                                                                            set()),
 ])
 def test_an_age_or_a_child_word_says_how_old_the_wearer_is(text: str, named: set[str], grown: set[str]) -> None:
     assert audiences_said(text)[0] == named and grown_up_audiences(text) == grown
 
 
+@pytest.mark.parametrize("text,named,grown", [
+    ("cleats 4 my lil bro", {"boys"}, {"men"}), ("soccer cleats for my little brother", {"boys"}, {"men"}),
+    ("a gift for my younger sister", {"girls"}, {"women"}), ("for my little brother, hes 8", {"boys"}, set()),
+    ("for my brother", {"men"}, set()), ("for my big sis", {"women"}, set()),
+    ("a hoodie for my stepson", {"boys"}, {"men"}), ("for my preteen", {"boys", "girls"}, set()),
+    ("sorry, not niece, goddaughter", {"girls"}, {"women"}),
+])
+def test_a_younger_sibling_or_a_stepchild_is_read_as_a_son_or_a_daughter(text: str, named: set[str],
+                                                                         grown: set[str]) -> None:
+    assert audiences_said(text)[0] == named and grown_up_audiences(text) == grown
+
+
+def test_someone_elses_little_brother_is_no_wearer() -> None:
+    assert audiences_said("her little brother has the same one, I want it for me, womens") == ({"women"},
+                                                                                               frozenset())
+
+
 @pytest.mark.parametrize("text", ["battery's supposed to last 3 yrs", "do u have tall sizes? hes 6'5",
-                                  "she's 5 foot 2", "he's 32 waist"])
+                                  "she's 5 foot 2", "he's 32 waist", "she's two sizes up from me",
+                                  "he's one of those who hates laces"])
 def test_a_duration_a_height_or_a_size_is_no_age(text: str) -> None:
     assert audiences_said(text)[0] == frozenset() and grown_up_audiences(text) == frozenset()
 
@@ -220,3 +241,51 @@ def test_a_product_for_the_other_sex_is_for_someone_else() -> None:
     facts = conversation_facts(said("undies for my toddler daughter"))
     assert _audience_agreement(frozenset({"boys", "baby"}), facts) == -1.0
     assert _audience_agreement(frozenset({"girls", "baby"}), facts) == 1.0
+
+
+@pytest.mark.parametrize("text,named", [
+    ("Girls' cold weather gloves, they're unisex", {"boys", "girls"}), ("unisex is fine", {"men", "women"}),
+    ("unisex so me n my husband can share", {"men", "women"}), ("a unisex tee for my 8 year old", {"boys", "girls"}),
+    ("a baby footie, unisex", {"baby"}),
+])
+def test_unisex_widens_the_wearer_named_to_both_sexes(text: str, named: set[str]) -> None:
+    assert audiences_said(text)[0] == named
+
+
+@pytest.mark.parametrize("messages,named", [
+    (("boho footie for baby party", "unisex is fine"), {"baby"}),
+    (("Girls' cold weather gloves.", "They're unisex, so her brother could wear them."), {"boys", "girls"}),
+    (("for my husband", "a unisex tee for my 8 year old"), {"boys", "girls"}),
+    (("a hat for me", "unisex is fine"), {"men", "women"}),
+])
+def test_a_later_unisex_keeps_the_wearers_age(messages: tuple[str, ...], named: set[str]) -> None:
+    assert conversation_facts(said(*messages)).audiences == named
+
+
+@pytest.mark.parametrize("text,named", [
+    ("a baby blue cardigan for me", set()), ("baby pink hoodie for my wife", {"women"}),
+    ("a babydoll dress, baby doll style", set()),
+    ("Just everyday this summer until the baby comes in September.", set()),
+    ("thanks, baby brain is real", set()), ("something to fit my baby bump", set()),
+    ("a baby blue onesie for my baby", {"baby"}), ("A baby shower gift.", {"baby"}),
+])
+def test_a_shade_a_style_or_a_baby_on_the_way_names_no_baby(text: str, named: set[str]) -> None:
+    assert audiences_said(text)[0] == named
+
+
+def test_a_baby_shade_is_a_word_of_the_product() -> None:
+    assert "baby" in query_words(said("a baby blue cardigan for me"))
+
+
+@pytest.mark.parametrize("message,named", [
+    ("graphic tee for my husbnd", {"men"}), ("crop sweatshirt for daugther", {"girls"}),
+    ("cotton nightgown for my gradnma", {"women"}), ("for my lil sistr", {"girls"}),
+    ("dont bother with leather", set()), ("a Chili Peppers band tee for a fan", set()),
+])
+def test_a_wearer_typed_with_a_slip_is_read_after_a_possessive_or_for(proxy_agent, message: str,
+                                                                       named: set[str]) -> None:
+    """A slip of a wearer's word counts where a wearer is named ("for my husbnd"); an English word the catalog
+    lacks that is one letter from one ("bother", "chili") is no wearer."""
+    proxy_agent.reset("slip", {})
+    proxy_agent.respond("slip", message, 1, 10)
+    assert conversation_facts(proxy_agent.sessions["slip"].readings).audiences == named

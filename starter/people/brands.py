@@ -1,7 +1,7 @@
 """The catalog's store names, read in a person's messages (misspelt ones too)."""
 from __future__ import annotations
 
-from grounding.brands import BrandMatcher, BrandMention, BrandRejection
+from grounding.brands import BrandMatcher, BrandMention, BrandRejection, of_the_maker
 from starter.index.catalog import CatalogIndex
 from starter.people.words import PEOPLE_STOP
 from starter.settings import GROUNDING
@@ -17,6 +17,7 @@ class Brands:
         self._matcher: BrandMatcher | None = None
         self._products: dict[str, list[int]] | None = None
         self._read: dict[str, tuple[list[BrandMention], list[BrandRejection]]] = {}
+        self._makers: dict[str, list[int]] = {}
 
     def read(self, text: str) -> tuple[list[BrandMention], list[BrandRejection]]:
         """The brands a message names (memoised: a conversation's messages are read again every turn)."""
@@ -39,6 +40,19 @@ class Brands:
     def products_of(self, store: str) -> list[int]:
         """The store's products, most reviewed first (tie: parent_asin)."""
         return self._by_store().get(store, [])
+
+    def maker_products(self, store: str) -> list[int]:
+        """The products of the maker named by a store name, its lines' too (`grounding.brands.of_the_maker`),
+        most reviewed first (tie: the catalog's popularity order)."""
+        got = self._makers.get(store)
+        if got is None:
+            lines = {s for s in self._by_store() if of_the_maker(s, store)}
+            got = [i for i in self.index.popular if self.index.products[i].store in lines] if len(lines) > 1 \
+                else self.products_of(store)
+            if len(self._makers) >= MEMO_ENTRIES:
+                self._makers.clear()
+            self._makers[store] = got
+        return got
 
     def _by_store(self) -> dict[str, list[int]]:
         """Every store's products, most reviewed first: one pass over the catalog, on first use."""

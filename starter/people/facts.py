@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grounding.audience import audiences_said, grown_up_audiences, pronoun_audiences
+from grounding.audience import (audiences_said, either_sex, grown_up_audiences, names_either_sex_only,
+                                pronoun_audiences)
 from grounding.brands import BrandMention, BrandRejection
 from grounding.budget import NEGATABLE_PRICE_WORDS, Budget, parse_budget, relative_price, speaks_of_price
 from grounding.changes import replaced_words
@@ -64,13 +65,16 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
             mentions = [m for m in mentions if not set(tokens(m.said)) <= set(r.negated)]
             named += [m.store for m in mentions if m.store not in named]
             misspelt += [m.store for m in mentions if m.source == "fuzzy" and m.store not in misspelt]
-        said, ruled_out = audiences_said(r.text)
-        if said and audiences and said <= audiences:     # "baby girl" ... "for my niece" keeps the baby, and
-            grown_up &= grown_up_audiences(r.text)        # "my daughter" ... "girls' shorts" drops the grown-up
+        text = r.wearer_text
+        said, ruled_out = audiences_said(text)
+        if said and audiences and names_either_sex_only(text):   # "footies for a baby" ... "unisex is fine"
+            audiences, grown_up = either_sex(audiences), either_sex(grown_up)
+        elif said and audiences and said <= audiences:     # "baby girl" ... "for my niece" keeps the baby, and
+            grown_up &= grown_up_audiences(text)          # "my daughter" ... "girls' shorts" drops the grown-up
         elif said:
-            audiences, grown_up = said, grown_up_audiences(r.text) - said
+            audiences, grown_up = said, grown_up_audiences(text) - said
         elif not audiences:
-            audiences = pronoun_audiences(r.text)          # "a gift for him", while no wearer was named
+            audiences = pronoun_audiences(text)            # "a gift for him", while no wearer was named
         not_for = (not_for - said) | ruled_out
         negated = (negated - set(tokens(r.text))) | set(r.negated)
         styles = _styles_after(styles, r)

@@ -23,6 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from grounding.audience import wearers_agree
+from grounding.brands import of_the_maker
 from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
 from grounding.materials import families as material_families
@@ -140,7 +141,8 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if facts.count is not None:
         x[:, COLUMN["count"]] = [count_agreement(facts.count, p.title) for p in rows]
     if facts.brands:
-        x[:, COLUMN["brand"]] = [1.0 if p.store in facts.brands else -1.0 for p in rows]
+        x[:, COLUMN["brand"]] = _each([p.store for p in rows],
+                                      lambda store: 1.0 if any(of_the_maker(store, n) for n in facts.brands) else -1.0)
     x[:, COLUMN["reviews"]] = [math.log1p(p.rating_number) for p in rows]
     return x
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from grounding.brands import of_the_maker
 from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
 from starter.people.brands import Brands
@@ -51,7 +52,7 @@ def candidate_features(index: CatalogIndex, readings: list[Reading], facts: Fact
                        brands: Brands | None = None, fits: FactFit | None = None) -> Pool:
     """The turn's candidates and their feature rows (`fits`: the catalog's wearers and prices as arrays, kept
     by the caller across turns; without it they are read again)."""
-    brand_ids = [i for store in facts.brands for i in brands.products_of(store)[:cfg.people_brand_candidates]] \
+    brand_ids = [i for store in facts.brands for i in brands.maker_products(store)[:cfg.people_brand_candidates]] \
         if brands is not None else []
     ids, whole, funnel = candidate_pool(index, readings, facts, cfg, brand_ids, fits)
     return Pool(ids, feature_rows(index, readings, facts, ids, whole, cfg), funnel)
@@ -66,7 +67,7 @@ def fixed_terms(index: CatalogIndex, ids: np.ndarray, facts: Facts, shown: set[i
         out[member(ids, sorted(shown))] -= cfg.people_shown_penalty
     if facts.misspelt:
         products = index.products
-        out[[products[i].store in facts.misspelt for i in ids.tolist()]] += cfg.people_brand
+        out[[any(of_the_maker(products[i].store, n) for n in facts.misspelt) for i in ids.tolist()]] += cfg.people_brand
     return out
 
 

@@ -15,10 +15,12 @@ The `Observation` is never changed: what understanding adds is the `Reading`.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
+from grounding.audience import AUDIENCE_WORDS
 from grounding.person_words import PEOPLE_STOP
 from grounding.privative import privative_words
 from grounding.slang import slang_words
@@ -39,6 +41,7 @@ class Reading:
     negated: tuple[str, ...]                   # negated words that are wishes (not quoted values)
     negation_phrases: tuple[str, ...]
     extra_tokens: frozenset[str] = frozenset()  # grounded words not spelled as said (typos fixed)
+    wearer_slips: tuple[tuple[str, str], ...] = ()   # (typed, meant) for a wearer's word typed with a slip
 
     @classmethod
     def of(cls, obs: Observation) -> "Reading":
@@ -57,6 +60,15 @@ class Reading:
     budget_max = property(lambda self: self.obs.facts.budget_max)
     browsing_cue = property(lambda self: self.obs.browsing_cue)
 
+    @property
+    def wearer_text(self) -> str:
+        """The text with the wearer's words spelled right ("for my boyfreind" -> "for my boyfriend"): what the
+        readers of who it is for read."""
+        text = self.obs.text
+        for typed, meant in self.wearer_slips:
+            text = re.sub(rf"\b{re.escape(typed)}\b", meant, text, flags=re.I)
+        return text
+
 
 @dataclass
 class Understanding:
@@ -68,6 +80,7 @@ class Understanding:
     rejected_phrases: list[tuple[str, str]] = field(default_factory=list)
     clue_matches: list[tuple[str, float]] = field(default_factory=list)
     corrected_tokens: frozenset[str] = frozenset()
+    wearer_slips: tuple[tuple[str, str], ...] = ()
     intent: str | None = None
     no_preference_attribute: str | None = None
     llm_called: bool = False
@@ -93,14 +106,15 @@ class Understander:
         frags = self.gate.match_fragments(text, limit=self.cfg.fragments_per_message)
         u.clue_matches = list(frags)
         u.rejected_phrases = list(frags.rejected_phrases)
-        corrected: set[str] = set()
+        corrected: dict[str, str] = {}
         for tok in tokens(text):
             if tok in PEOPLE_STOP or len(tok) < GROUNDING.fuzzy_min_len:
                 continue
             meant = self.gate.slip_of(tok, self.cfg.correction_min_sim)
             if meant is not None:
-                corrected.add(meant)
-        u.corrected_tokens = frozenset(corrected)
+                corrected[tok] = meant
+        u.corrected_tokens = frozenset(corrected.values())
+        u.wearer_slips = tuple(sorted((t, m) for t, m in corrected.items() if m in AUDIENCE_WORDS and _owned(text, t)))
         facts = obs.facts
         negated, phrases = self._wished_negations(obs, u.clue_matches)
         proposals = proposals_from_facts(facts.materials, facts.colors, negated, facts.budget_max)
@@ -164,7 +178,16 @@ class Understander:
                 else:
                     u.rejected.append(Rejected("intent", MessageKind.NO_PREFERENCE, "llm",
                                                "the shopper names product details or no no-preference wording"))
-        return Reading(obs, kind, negated, phrases, extra)
+        return Reading(obs, kind, negated, phrases, extra, u.wearer_slips if not obs.template else ())
+
+
+def _owned(text: str, word: str) -> bool:
+    """Whether a word follows a possessive or "for" ("for my husbnd", "my lil sistr", "for daugther"): a wearer's word
+    typed with a slip, where an English word the catalog lacks ("dont bother", "a sitter", "for a chili") is no
+    wearer."""
+    w = re.escape(word)
+    return re.search(rf"\b(?:(?:my|our|his|her|their|your|ur)\s+(?:[a-z]+\s+)?|(?:for|4)\s+){w}\b", text,
+                     re.I) is not None
 
 
 def quoted_negations(negated: tuple[str, ...], phrases: tuple[str, ...], clue_matches: list[tuple[str, float]],

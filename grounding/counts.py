@@ -23,6 +23,7 @@ _BEFORE_RE = re.compile(r"\b" + _N + r"(?:\s+[a-z]+){0,2}?\s+in\s+(?:a|the|one|e
                         + _N + r"(?:\s*-\s*|\s*)" + _UNIT + r"\b", re.I)
 # "pack of 3", "set of three", "bundle of 2"
 _AFTER_RE = re.compile(r"\b(?:multi-?\s?)?(?:pack|set|bundle|box|pair)s?\s+of\s+" + _N + r"\b", re.I)
+_IN_RE = re.compile(r"\bin\s+$", re.I)
 MAX_COUNT = 100     # hand-set bound: "250 pcs" of beads is a count, "1000 pack" is a typo or an id
 # Every match of the two patterns holds one of these (case-folded): a text without any states no count,
 # and most titles are read without running the patterns.
@@ -45,8 +46,9 @@ def by_patterns(text: str) -> int | None:
         for m in rx.finditer(text):
             word = next(g for g in m.groups() if g)
             spans.append((m.start(), m.end(), _value(word)))
-    # A match inside another says less than it: "one pack" within "two lockets in one pack".
-    found = [(a, n) for a, b, n in spans if 0 < n <= MAX_COUNT
+    # A match inside another says less than it: "one pack" within "two lockets in one pack"; and "in one pack"
+    # names what they come in, not how many ("three pairs come together in one pack", "lots in one pack").
+    found = [(a, n) for a, b, n in spans if 0 < n <= MAX_COUNT and not (n == 1 and _IN_RE.search(text, 0, a))
              and not any(a2 <= a and b <= b2 and (a2, b2) != (a, b) for a2, b2, _ in spans)]
     return max(found)[1] if found else None
 

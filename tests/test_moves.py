@@ -452,3 +452,10 @@ def test_for_him_names_a_sex_only_while_no_wearer_was_named() -> None:
     assert conversation_facts(said("a gift for him")).audiences == {"men", "boys"}
     assert conversation_facts(said("something for her, a scarf")).audiences == {"women", "girls"}
     assert conversation_facts(said("a tote for my son", "canvas would be better for him")).audiences == {"boys"}
+
+
+@pytest.mark.parametrize("text,count", [("Three pairs come together in one pack.", 3), ("Lots in one pack.", None),
+                                        ("It comes three in one pack.", 3), ("I thought one pair, but a two-pack", 2),
+                                        ("just one pack please", 1)])
+def test_in_one_pack_names_what_they_come_in_not_how_many(text: str, count: int | None) -> None:
+    assert count_of(text) == count

@@ -92,7 +92,7 @@ def style_name_words(text: str) -> frozenset[str]:
 def grown_up_audiences(text: str) -> frozenset[str]:
     """The grown-ups a message's family words may also name ("for my son" -> men; see `_GROWN_UP`), unless it
     states the wearer's age, which then decides ("my son, he's 8": none; "she's 15": women)."""
-    text = _younger_siblings(_STYLE_NAMES_RE.sub(" ", _wearer_text(text)))
+    text = _about_the_wearer(text)
     words = tokens(text)
     if _AGE_RE.search(text):
         return ages_said(text, _single_sex_words(words))[1]
@@ -178,9 +178,11 @@ _LITTLE_ONES_RE = re.compile(r"\blittle\s+(?:(guy|man|dude|fella|gentleman)|(lad
 _YOUNGER_SIBLING_RE = re.compile(r"\b(?:little|lil|younger|baby|kid)\s+(?:(brothers?|bros?)|(sisters?|sis))\b", re.I)
 
 
-def _younger_siblings(text: str) -> str:
-    """The text with each younger sibling named as the child of the same sex ("lil bro" -> "son")."""
-    return _YOUNGER_SIBLING_RE.sub(lambda m: " son " if m.group(1) else " daughter ", text)
+def _about_the_wearer(text: str) -> str:
+    """What the readers of who it is for read: the wearer's words (`_wearer_text`), without styles named after a
+    wearer ("boy shorts"), each younger sibling named as the child of the same sex ("lil bro" -> "son")."""
+    return _YOUNGER_SIBLING_RE.sub(lambda m: " son " if m.group(1) else " daughter ",
+                                   _STYLE_NAMES_RE.sub(" ", _wearer_text(text)))
 
 
 # An age said of the wearer: "my 8 year old", "a 3yo", "for my 6 month old", "she's 9", "hes 3", "he is turning 5"
@@ -260,8 +262,7 @@ def names_either_sex_only(text: str) -> bool:
 def shopper_audiences(text: str) -> frozenset[str]:
     """The audiences a message names ("for my son" -> boys; "kids" -> boys and girls; "my little guy" -> boys;
     a style named after a wearer, "boy shorts", names none)."""
-    text = _LITTLE_ONES_RE.sub(lambda m: " boy " if m.group(1) else " girl ",
-                               _younger_siblings(_STYLE_NAMES_RE.sub(" ", _wearer_text(text))))
+    text = _LITTLE_ONES_RE.sub(lambda m: " boy " if m.group(1) else " girl ", _about_the_wearer(text))
     out: set[str] = {"men", "women"} if _FOR_A_COUPLE_RE.search(text) else set()
     kids: set[str] = set()
     words = tokens(text)

@@ -252,6 +252,20 @@ def either_sex(audiences: frozenset[str]) -> frozenset[str]:
     return frozenset().union(*(_BOTH_SEXES[a] for a in audiences))
 
 
+def of_the_sex_said(said: frozenset[str], earlier: frozenset[str]) -> frozenset[str] | None:
+    """The wearers a message names of both sexes ("kids size", "my kid", "toddler to big kid sizes"), narrowed to
+    the one sex of the child named before ("my son": a boy's size), or None when the message names one sex, or
+    the earlier wearer was a grown-up or of no one sex (then the message names someone new, or both were meant)."""
+    sex = _sexes(earlier)
+    if len(sex) != 1 or len(_sexes(said)) != 2 or said != either_sex(said) or not earlier <= _CHILDREN:
+        return None
+    (one,) = sex
+    return frozenset(a for a in said if a not in _SEXES or _SEXES[a] == one)
+
+
+_CHILDREN = frozenset({"boys", "girls", "baby"})
+
+
 def names_either_sex_only(text: str) -> bool:
     """Whether the only wearer a message names is one of either sex ("unisex is fine", "they're unisex")."""
     text = _wearer_text(text)

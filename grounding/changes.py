@@ -36,6 +36,11 @@ _NO_VALUE = frozenset("color colors colour colours off multi multicolor multicol
                       "jersey gold silver faux".split())
 _COLOURS = COLORS - _NO_VALUE
 _MATERIALS = MATERIALS - COLORS - _NO_VALUE
+# A print or its absence: a kind of value of its own ("solid black" ... "actually a floral one"); "leopard" or
+# "plaid" is a colour too.  A look of one colour ("solid", "plain") takes its colour with it when it changes.
+_PATTERNS = frozenset("solid plain floral striped stripes stripe plaid checkered leopard camo camouflage paisley polka "
+                      "dots dotted print printed graphic patterned".split())
+_ONE_COLOUR = frozenset({"solid", "plain"})
 # A shade said with its colour ("dark brown", "light blue") goes with it.
 _SHADE_RE = re.compile(r"\b(" + "|".join(sorted(SHADES | {"pastel", "neon"})) + r")\s+([a-z]+)\b")
 # Cuts of two style groups that exclude one another: a leg's cut and a fit ("skinny" ... "relaxed fit").
@@ -49,6 +54,8 @@ def value_words(text: str) -> dict[str, frozenset[str]]:
     said = tokens(low)
     out: dict[str, set[str]] = {}
     for w in said:
+        if w in _PATTERNS:
+            out.setdefault("pattern", set()).add(w)
         if w in _COLOURS:
             out.setdefault("colour", set()).add(w)
         elif w in _MATERIALS:
@@ -70,7 +77,8 @@ def says_a_change(text: str) -> bool:
 def replaced_words(earlier: str, later: str) -> frozenset[str]:
     """The words of `earlier` that `later` replaces: for each kind both name, when `later` says it is a change,
     the earlier value's words that `later` does not say again ("tan or brown" ... "eh actually charcoal grey"
-    replaces tan and brown; "black" ... "with a white sole" replaces nothing)."""
+    replaces tan and brown; "black" ... "with a white sole" replaces nothing; "solid black" ... "actually a
+    floral one" replaces both)."""
     if not says_a_change(later):
         return frozenset()
     new = value_words(later)
@@ -78,4 +86,7 @@ def replaced_words(earlier: str, later: str) -> frozenset[str]:
         return frozenset()
     old = value_words(earlier)
     again = set(tokens(later.lower()))
-    return frozenset(w for kind, words in old.items() if kind in new for w in words if w not in again)
+    kinds = set(new)
+    if old.get("pattern", frozenset()) & _ONE_COLOUR and not new.get("pattern", _ONE_COLOUR) <= _ONE_COLOUR:
+        kinds.add("colour")             # "plain black" ... "actually a floral print": a print, of its own colours
+    return frozenset(w for kind, words in old.items() if kind in kinds for w in words if w not in again)

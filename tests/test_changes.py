@@ -31,6 +31,21 @@ def test_only_a_cue_and_a_value_of_the_kind_replace(earlier: str, later: str, go
     assert replaced_words(earlier, later) == gone
 
 
+@pytest.mark.parametrize("earlier,later,gone", [
+    ("womens tunic top, solid color", "hmm actually a floral print would be nicer", {"solid"}),
+    ("want a plain tunic top for me", "actually one w a graphic would be more fun", {"plain"}),
+    ("a swimsuit for my wife, solid black", "ok she changed her mind, she wants a boho floral one",
+     {"solid", "black"}),
+    ("Something in pink stripes.", "Hmm, I've changed my mind, leopard print instead.", {"pink", "stripes"}),
+    ("red plaid would be cute", "hmm actually a charcoal grey plaid instead", {"red"}),
+    ("a plain black tee", "actually a printed one in black", {"plain"}),     # the colour said again stays
+    ("a plain black tee", "sorry, navy", {"black"}),                          # no new print: the look stays
+])
+def test_a_print_is_a_kind_of_value_and_a_plain_look_takes_its_colour(earlier: str, later: str,
+                                                                      gone: set[str]) -> None:
+    assert replaced_words(earlier, later) == gone
+
+
 def test_the_kinds_of_values() -> None:
     assert value_words("dark brown suede, slim fit") == {"colour": {"dark", "brown"}, "material": {"suede"},
                                                          "style:fit": {"slim", "fit"}}

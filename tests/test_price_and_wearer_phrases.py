@@ -289,3 +289,24 @@ def test_a_wearer_typed_with_a_slip_is_read_after_a_possessive_or_for(proxy_agen
     proxy_agent.reset("slip", {})
     proxy_agent.respond("slip", message, 1, 10)
     assert conversation_facts(proxy_agent.sessions["slip"].readings).audiences == named
+
+
+@pytest.mark.parametrize("messages,named", [
+    (("my son needs cleats", "They come in toddler to big kid sizes."), {"baby", "boys"}),
+    (("my daughter needs an umbrella for school", "sorry, my kid is asking me a million things lol"), {"girls"}),
+    (("sneakers for my son", "kids size"), {"boys"}),
+    (("slim wallet for my son", "works for men or women"), {"men"}),
+])
+def test_a_child_named_later_as_of_either_sex_keeps_the_sex_said_before(messages: tuple[str, ...],
+                                                                         named: set[str]) -> None:
+    assert conversation_facts(said(*messages)).audiences == named
+
+
+@pytest.mark.parametrize("messages,named", [
+    (("undershirts for my toddler son", "sorry!! daughter, I was just shopping for her brother"), {"girls", "men"}),
+    (("a robe for my wife", "my kid is asking me a million things"), {"boys", "girls"}),
+    (("for my daughter", "actually for my son"), {"boys"}),
+    (("footies for a baby", "unisex is fine"), {"baby"}),
+])
+def test_a_new_wearer_or_a_grown_up_before_is_not_narrowed(messages: tuple[str, ...], named: set[str]) -> None:
+    assert conversation_facts(said(*messages)).audiences == named

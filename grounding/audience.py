@@ -82,6 +82,12 @@ _STYLE_NAMES_RE = re.compile(r"\bboy\s*-?\s*shorts?\b|\bboyfriend\s+(?:fit|style
                              r"\bbaby\s*-?\s*(?:blue|pink|yellow|green|purple|lavender|dolls?)\b", re.I)
 
 
+# Outings named after a group of friends, who are no wearer: "thanks, girls night is saturday!", "something boho
+# for a girls trip", "our boys weekend".
+_OUTINGS_RE = re.compile(r"\b(?:girls?|boys?|guys?|ladies|lads|gals?)['’]?\s*(?:night|nite|trip|weekend|getaway|"
+                         r"vacation|holiday|brunch)s?\b|\b(?:girls?|boys?)['’]?\s+day\s+out\b", re.I)
+
+
 def style_name_words(text: str) -> frozenset[str]:
     """The wearer words of styles named after a wearer ("boy", "dad" in "boy shorts", "a dad hat"): words of
     the product, not of whom it is for."""
@@ -180,9 +186,10 @@ _YOUNGER_SIBLING_RE = re.compile(r"\b(?:little|lil|younger|baby|kid)\s+(?:(broth
 
 def _about_the_wearer(text: str) -> str:
     """What the readers of who it is for read: the wearer's words (`_wearer_text`), without styles named after a
-    wearer ("boy shorts"), each younger sibling named as the child of the same sex ("lil bro" -> "son")."""
+    wearer ("boy shorts") or outings after a group ("girls night"), each younger sibling named as the child of
+    the same sex ("lil bro" -> "son")."""
     return _YOUNGER_SIBLING_RE.sub(lambda m: " son " if m.group(1) else " daughter ",
-                                   _STYLE_NAMES_RE.sub(" ", _wearer_text(text)))
+                                   _STYLE_NAMES_RE.sub(" ", _OUTINGS_RE.sub(" ", _wearer_text(text))))
 
 
 # An age said of the wearer: "my 8 year old", "a 3yo", "for my 6 month old", "she's 9", "hes 3", "he is turning 5"

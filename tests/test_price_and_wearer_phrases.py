@@ -310,3 +310,13 @@ def test_a_child_named_later_as_of_either_sex_keeps_the_sex_said_before(messages
 ])
 def test_a_new_wearer_or_a_grown_up_before_is_not_narrowed(messages: tuple[str, ...], named: set[str]) -> None:
     assert conversation_facts(said(*messages)).audiences == named
+
+
+@pytest.mark.parametrize("messages,named", [
+    (("a bodycon dress for a night out, for me", "thanks, girls night is saturday!"), set()),
+    (("something boho to wear on a girls trip, a one piece jumpsuit for women",), {"women"}),
+    (("swim trunks for my husband", "it's for our boys' weekend in vegas"), {"men"}),
+    (("pjs for my girls, for a sleepover",), {"girls"}),
+])
+def test_an_outing_named_after_a_group_names_no_wearer(messages: tuple[str, ...], named: set[str]) -> None:
+    assert conversation_facts(said(*messages)).audiences == named

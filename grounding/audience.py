@@ -259,6 +259,9 @@ def either_sex(audiences: frozenset[str]) -> frozenset[str]:
     return frozenset().union(*(_BOTH_SEXES[a] for a in audiences))
 
 
+_CHILDREN = frozenset({"boys", "girls", "baby"})
+
+
 def of_the_sex_said(said: frozenset[str], earlier: frozenset[str]) -> frozenset[str] | None:
     """The wearers a message names of both sexes ("kids size", "my kid", "toddler to big kid sizes"), narrowed to
     the one sex of the child named before ("my son": a boy's size), or None when the message names one sex, or
@@ -268,9 +271,6 @@ def of_the_sex_said(said: frozenset[str], earlier: frozenset[str]) -> frozenset[
         return None
     (one,) = sex
     return frozenset(a for a in said if a not in _SEXES or _SEXES[a] == one)
-
-
-_CHILDREN = frozenset({"boys", "girls", "baby"})
 
 
 def names_either_sex_only(text: str) -> bool:

@@ -67,10 +67,9 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
             misspelt += [m.store for m in mentions if m.source == "fuzzy" and m.store not in misspelt]
         text = r.wearer_text
         said, ruled_out = audiences_said(text)
-        refined = of_the_sex_said(said, audiences) if said and audiences else None
         if said and audiences and names_either_sex_only(text):   # "footies for a baby" ... "unisex is fine"
             audiences, grown_up = either_sex(audiences), either_sex(grown_up)
-        elif refined:                                      # "for my son" ... "kids size": a boy's size
+        elif refined := of_the_sex_said(said, audiences):  # "for my son" ... "kids size": a boy's size
             audiences, grown_up = refined, grown_up & grown_up_audiences(text)
         elif said and audiences and said <= audiences:     # "baby girl" ... "for my niece" keeps the baby, and
             grown_up &= grown_up_audiences(text)          # "my daughter" ... "girls' shorts" drops the grown-up

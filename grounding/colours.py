@@ -32,11 +32,22 @@ _FAMILY_WORDS = {
 }
 FAMILIES = word_families(_FAMILY_WORDS)
 MULTICOLOURED = frozenset("multicolor multicolored multicolour multicoloured multi rainbow assorted".split())
+# hand-set: shade words that shoppers of this catalog mostly use for something else ("snow boots", "coral
+# fleece", "mint condition", "with coffee"); a title that names them still counts, a message does not.
+_OTHER_SENSES = frozenset("""snow smoke wine coffee cherry chocolate lemon salmon sand jet rust plum sage mint peach
+champagne coral""".split())
+SAID_SHADES = frozenset(FAMILIES) - _OTHER_SENSES
 
 
 def families(words: Iterable[str]) -> frozenset[str]:
     """The colour families the words name (a word of no family names none)."""
     return families_named(FAMILIES, words)
+
+
+def colours_said(text: str) -> frozenset[str]:
+    """The words of a message that name a colour of a family, shades included ("maroon", "dusty rose",
+    "cream"), before any negation is taken out."""
+    return frozenset(w for w in tokens(text.lower()) if w in SAID_SHADES)
 
 
 def colour_agreement(title: str, said: Iterable[str]) -> float:

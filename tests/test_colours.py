@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from grounding.colours import colour_agreement, families
+from grounding.colours import colour_agreement, colours_said, families
 
 
 @pytest.mark.parametrize("title,said", [
@@ -23,3 +23,11 @@ def test_another_colour_disagrees_and_tone_or_pattern_says_nothing() -> None:
 
 def test_a_shade_may_belong_to_two_families() -> None:
     assert families(["coral"]) == {"pink", "orange"} and families(["grey"]) == families(["gray"])
+
+
+@pytest.mark.parametrize("text,said", [
+    ("actually dusty rose", {"rose"}), ("he wants wool in a cream color", {"cream"}), ("maroon or teal?", {"maroon", "teal"}),
+    ("black snow boots", {"black"}), ("plush coral fleece robe", set()), ("cold mornings with coffee", set()),
+])
+def test_a_message_names_shades_but_not_words_of_another_sense(text: str, said: set[str]) -> None:
+    assert colours_said(text) == said

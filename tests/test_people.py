@@ -202,6 +202,27 @@ def test_a_product_also_made_for_whom_the_shopper_ruled_out_counts_neither_way(t
     assert audience("walking sneakers for my husband", "not for women") == {"M": 1.0, "W": -1.0, "U": 0.0}
 
 
+def test_a_shade_said_is_a_colour_and_a_word_of_another_sense_is_not(tmp_path: Path) -> None:
+    """"dusty rose" agrees with a rose title and disagrees with a navy one; a shade ruled out, or a shade word
+    in another sense ("a coffee date"), says no colour."""
+    cats = ["Clothing, Shoes & Jewelry", "Women", "Clothing", "Skirts"]
+    rows = [product("R", "Women's A-line Maxi Skirt, Dusty Rose", ["Cotton"], cats, 50),
+            product("N", "Women's A-line Maxi Skirt, Navy", ["Cotton"], cats, 50),
+            product("P", "Women's A-line Maxi Skirt", ["Cotton"], cats, 50)]
+    index = CatalogIndex(write_rows(tmp_path / "catalog.jsonl", rows), SETTINGS.index)
+
+    def colour(*messages: str) -> dict[str, float]:
+        readings = [read(m, t) for t, m in enumerate(messages, 1)]
+        pool = candidate_features(index, readings, conversation_facts(readings), SETTINGS.people)
+        return {index.products[i].pid: pool.features[k, FEATURES.index("colour")]
+                for k, i in enumerate(pool.ids.tolist())}
+
+    assert colour("a maxi skirt for me", "navy please", "actually dusty rose") == {"R": 1.0, "N": -1.0, "P": 0.0}
+    assert colour("a maxi skirt for me", "maroon or burgundy") == {"R": -1.0, "N": -1.0, "P": 0.0}
+    assert colour("a maxi skirt for me, not maroon") == {"R": 0.0, "N": 0.0, "P": 0.0}
+    assert colour("a maxi skirt for a coffee date") == {"R": 0.0, "N": 0.0, "P": 0.0}
+
+
 CATS_HOOPS = ["Clothing, Shoes & Jewelry", "Women", "Jewelry", "Earrings", "Hoop"]
 
 

@@ -12,6 +12,7 @@ from grounding.audience import (audiences_said, either_sex, grown_up_audiences, 
 from grounding.brands import BrandMention, BrandRejection
 from grounding.budget import NEGATABLE_PRICE_WORDS, Budget, parse_budget, relative_price, speaks_of_price
 from grounding.changes import replaced_words
+from grounding.colours import colours_said
 from grounding.counts import count_of
 from grounding.styles import Style, style_mentions
 from grounding.words import tokens
@@ -194,6 +195,13 @@ def understood(readings: list[Reading], facts: Facts) -> tuple[str, ...]:
     return tuple(out)
 
 
+def said_colours(r: Reading) -> tuple[str, ...]:
+    """The colours a message says and does not rule out: the reader's colour words, then the shades a person
+    names ("maroon", "dusty rose", "cream")."""
+    shades = sorted(colours_said(r.text) - set(r.colors) - set(r.negated))
+    return (*r.colors, *shades)
+
+
 def _values_said(readings: list[Reading]) -> tuple[list[str], dict[str, str]]:
     """Colours and materials said, in order, and those a later message replaced ("beige, not white":
     white -> beige; "dark brown" ... "never mind, light blue": brown -> blue)."""
@@ -201,7 +209,7 @@ def _values_said(readings: list[Reading]) -> tuple[list[str], dict[str, str]]:
     corrected: dict[str, str] = {}
     free = [r for r in readings if not r.template]
     for k, r in enumerate(free):
-        new = [w for w in (*r.colors, *r.materials) if w not in values and w not in corrected.values()]
+        new = [w for w in (*said_colours(r), *r.materials) if w not in values and w not in corrected.values()]
         gone = set(r.negated).union(*(replaced_words(e.text, r.text) for e in free[:k]))
         for w in values:
             if w in gone and w not in corrected and new:

@@ -32,7 +32,7 @@ from grounding.negation import number_forms, states_present
 from grounding.styles import style_agreement, styles_named
 from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
-from starter.people.facts import Facts, budget_misfit
+from starter.people.facts import Facts, budget_misfit, said_colours
 from starter.people.pool import ALL_FIELDS, TYPE_FIELDS
 from starter.people.words import message_pairs, message_words, taken_back
 from starter.reading.understand import Reading
@@ -112,7 +112,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
                                if not set(p) & (facts.negated | g)))
     if pairs:
         x[:, COLUMN["phrases"]] = sum(member(ids, index.phrases.rows(p)) for p in pairs) / len(pairs)
-    said_colours = frozenset(c for r, g in zip(free, gone) for c in r.colors if c not in g) - facts.negated
+    colours = frozenset(c for r, g in zip(free, gone) for c in said_colours(r) if c not in g) - facts.negated
     said_materials = frozenset(m for r, g in zip(free, gone) for m in (*r.materials, *materials_said(r.text))
                                if m not in g and m not in r.negated) - facts.negated
     id_list = ids.tolist()
@@ -130,8 +130,8 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         for k, name in enumerate(("over_budget", "under_budget", "price_wish")):     # `budget_misfit`'s order
             x[:, COLUMN[name]] = budget[:, k]
         x[:, COLUMN["price_unknown"]] = [1.0 if p.price is None or p.price <= 0 else 0.0 for p in rows]
-    if said_colours:
-        x[:, COLUMN["colour"]] = [colour_agreement(p.title, said_colours) for p in rows]
+    if colours:
+        x[:, COLUMN["colour"]] = [colour_agreement(p.title, colours) for p in rows]
     if said_materials:
         wanted = material_families(said_materials)
         x[:, COLUMN["material"]] = [material_agreement(_materials(p), wanted) for p in rows]

@@ -36,7 +36,7 @@ def unsaid(readings: list[Reading], facts: people_facts.Facts) -> tuple[str, ...
     out = []
     if not facts.audiences and not facts.not_for:
         out.append("who it's for")
-    if not any(r.colors for r in free):
+    if not any(people_facts.said_colours(r) for r in free):
         out.append("a colour")
     if not any(r.materials for r in free):
         out.append("what it's made of")

@@ -223,6 +223,20 @@ def test_a_shade_said_is_a_colour_and_a_word_of_another_sense_is_not(tmp_path: P
     assert colour("a maxi skirt for a coffee date") == {"R": 0.0, "N": 0.0, "P": 0.0}
 
 
+def test_a_title_of_words_nobody_said_holds_a_smaller_share(tmp_path: Path) -> None:
+    """The share of a title's own words that were said, in either number; who it is for and numbers name
+    nothing a person says, so "Women's" and "2" neither add nor take away."""
+    cats = ["Clothing, Shoes & Jewelry", "Women", "Jewelry", "Rings", "Band"]
+    rows = [product("A", "Women's Chunky Band Rings 2", ["Alloy"], cats, 50),
+            product("B", "Chunky Band Ring Cute Bracelet with Pockets", ["Alloy"], cats, 50)]
+    index = CatalogIndex(write_rows(tmp_path / "catalog.jsonl", rows), SETTINGS.index)
+    readings = [read("a chunky band ring for my wife")]
+    pool = candidate_features(index, readings, conversation_facts(readings), SETTINGS.people)
+    share = {index.products[i].pid: pool.features[k, FEATURES.index("title_share")]
+             for k, i in enumerate(pool.ids.tolist())}
+    assert share == {"A": 1.0, "B": 0.5}
+
+
 CATS_HOOPS = ["Clothing, Shoes & Jewelry", "Women", "Jewelry", "Earrings", "Hoop"]
 
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from grounding.audience import wearers_agree
+from grounding.audience import AUDIENCE_WORDS, wearers_agree
 from grounding.brands import of_the_maker
 from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
@@ -30,11 +30,12 @@ from grounding.materials import families as material_families
 from grounding.materials import material_agreement, materials_said, named_materials
 from grounding.negation import number_forms, states_present
 from grounding.styles import style_agreement, styles_named
+from grounding.words import STOP, tokens
 from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import Facts, budget_misfit, said_colours
 from starter.people.pool import ALL_FIELDS, TYPE_FIELDS
-from starter.people.words import message_pairs, message_words, taken_back
+from starter.people.words import message_pairs, message_words, query_words, taken_back
 from starter.reading.understand import Reading
 from starter.settings import PeopleSettings
 
@@ -58,6 +59,7 @@ FEATURES: tuple[str, ...] = (
     "count",          # +1 the title states the pack count said ("3 pack" / "Pack of 3"), -1 another, 0 unsaid
     "coverage",       # share of the words said that the product holds, any field
     "type_coverage",  # share of the words said that its title or category path holds
+    "title_share",    # share of its title's own words that were said (a title of many words nobody said is less it)
     "phrases",        # share of the pairs of words said one after the other that the product holds so, any field
     "meaning",        # cosine of everything said with the title and shelf as word meanings, less the best candidate's
     "brand",          # +1 the product's store is one the shopper named, -1 another store when one was named
@@ -143,6 +145,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if facts.brands:
         x[:, COLUMN["brand"]] = _each([p.store for p in rows],
                                       lambda store: 1.0 if any(of_the_maker(store, n) for n in facts.brands) else -1.0)
+    x[:, COLUMN["title_share"]] = _title_shares(rows, query_words(free))
     x[:, COLUMN["reviews"]] = [math.log1p(p.rating_number) for p in rows]
     return x
 
@@ -208,6 +211,31 @@ def states_any(index: CatalogIndex, i: int, words: frozenset[str] | set[str]) ->
         return False
     low = index.products[i].text.lower()
     return any(states_present(low, w) for w in words)
+
+
+@lru_cache(maxsize=1 << 16)
+def _title_words(title: str) -> tuple[str, ...]:
+    """A title's own words, each as the first of its two numbers ("rings": "ring"), once each (memoised: a turn
+    reads the same few hundred titles as the last; a tuple of strings, which the garbage collector does not
+    walk); who it is for is the audience column's, and numbers and stop words name nothing a person says."""
+    return tuple(dict.fromkeys(_first_number(w) for w in tokens(title)
+                               if len(w) > 1 and not w.isdigit() and w not in STOP and w not in AUDIENCE_WORDS))
+
+
+@lru_cache(maxsize=1 << 16)
+def _first_number(word: str) -> str:
+    """The first of a word's two numbers (memoised: titles share most of their words)."""
+    return min(number_forms(word))
+
+
+def _title_shares(rows: list, said: list[str]) -> list[float]:
+    """Per product, the share of its title's own words that the conversation says (in either number)."""
+    forms = frozenset(f for w in said for f in number_forms(w))
+    out = []
+    for p in rows:
+        words = _title_words(p.title)
+        out.append(len(forms.intersection(words)) / len(words) if words else 0.0)
+    return out
 
 
 def _behind_best(scores: np.ndarray) -> np.ndarray:

@@ -26,7 +26,8 @@ def test_a_shade_may_belong_to_two_families() -> None:
 
 
 @pytest.mark.parametrize("text,said", [
-    ("actually dusty rose", {"rose"}), ("he wants wool in a cream color", {"cream"}), ("maroon or teal?", {"maroon", "teal"}),
+    ("actually dusty rose", {"rose"}), ("he wants wool in a cream color", {"cream"}),
+    ("maroon or teal?", {"maroon", "teal"}),
     ("black snow boots", {"black"}), ("plush coral fleece robe", set()), ("cold mornings with coffee", set()),
 ])
 def test_a_message_names_shades_but_not_words_of_another_sense(text: str, said: set[str]) -> None:

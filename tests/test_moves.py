@@ -359,8 +359,8 @@ def test_a_preference_kept_is_not_negated(text: str, kept: str) -> None:
 
 def test_a_store_named_lifts_its_products(proxy_agent) -> None:
     """On the proxy catalog: with "vota brand" said, a Vota umbrella comes first (none is first without it,
-    and fewer are in the first five), and the brand's fitted weight keeps at least as many Vota ones in the first five as BM25
-    over the store field alone brings."""
+    and fewer are in the first five), and the brand's fitted weight keeps at least as many Vota ones in the
+    first five as BM25 over the store field alone brings."""
     index, people = proxy_agent.index, proxy_agent.pipeline.people
     plain = said("need an umbrella for me", "classic look, with a cotton canopy")
     named = said("need an umbrella for me", "classic look, with a cotton canopy", "the one I saw was vota brand")

@@ -186,20 +186,22 @@ def test_a_question_back_is_answered_from_what_the_products_state(tmp_path: Path
     assert reply["message"].startswith("Yes, this one mentions zip pocket.")
 
 
+def column(index: CatalogIndex, feature: str, *messages: str) -> dict[str, float]:
+    """One feature's value for every candidate of a conversation, by product id."""
+    readings = [read(m, t) for t, m in enumerate(messages, 1)]
+    pool = candidate_features(index, readings, conversation_facts(readings), SETTINGS.people)
+    return {index.products[i].pid: pool.features[k, FEATURES.index(feature)] for k, i in enumerate(pool.ids.tolist())}
+
+
 def test_a_product_also_made_for_whom_the_shopper_ruled_out_counts_neither_way(tmp_path: Path) -> None:
     cats = ["Clothing, Shoes & Jewelry", "Shoes", "Sneakers"]
     rows = [product("M", "Men's Walking Sneaker", ["Mesh"], cats, 50), product("W", "Women's Walking Sneaker",
             ["Mesh"], cats, 50), product("U", "Unisex Adults Walking Sneaker", ["Mesh"], cats, 50)]
     index = CatalogIndex(write_rows(tmp_path / "catalog.jsonl", rows), SETTINGS.index)
 
-    def audience(*messages: str) -> dict[str, float]:
-        readings = [read(m, t) for t, m in enumerate(messages, 1)]
-        pool = candidate_features(index, readings, conversation_facts(readings), SETTINGS.people)
-        return {index.products[i].pid: pool.features[k, FEATURES.index("audience")]
-                for k, i in enumerate(pool.ids.tolist())}
-
-    assert audience("walking sneakers for my husband") == {"M": 1.0, "W": -1.0, "U": 1.0}
-    assert audience("walking sneakers for my husband", "not for women") == {"M": 1.0, "W": -1.0, "U": 0.0}
+    assert column(index, "audience", "walking sneakers for my husband") == {"M": 1.0, "W": -1.0, "U": 1.0}
+    assert column(index, "audience", "walking sneakers for my husband", "not for women") == {"M": 1.0, "W": -1.0,
+                                                                                             "U": 0.0}
 
 
 def test_a_shade_said_is_a_colour_and_a_word_of_another_sense_is_not(tmp_path: Path) -> None:
@@ -212,10 +214,7 @@ def test_a_shade_said_is_a_colour_and_a_word_of_another_sense_is_not(tmp_path: P
     index = CatalogIndex(write_rows(tmp_path / "catalog.jsonl", rows), SETTINGS.index)
 
     def colour(*messages: str) -> dict[str, float]:
-        readings = [read(m, t) for t, m in enumerate(messages, 1)]
-        pool = candidate_features(index, readings, conversation_facts(readings), SETTINGS.people)
-        return {index.products[i].pid: pool.features[k, FEATURES.index("colour")]
-                for k, i in enumerate(pool.ids.tolist())}
+        return column(index, "colour", *messages)
 
     assert colour("a maxi skirt for me", "navy please", "actually dusty rose") == {"R": 1.0, "N": -1.0, "P": 0.0}
     assert colour("a maxi skirt for me", "maroon or burgundy") == {"R": -1.0, "N": -1.0, "P": 0.0}
@@ -230,11 +229,7 @@ def test_a_title_of_words_nobody_said_holds_a_smaller_share(tmp_path: Path) -> N
     rows = [product("A", "Women's Chunky Band Rings 2", ["Alloy"], cats, 50),
             product("B", "Chunky Band Ring Cute Bracelet with Pockets", ["Alloy"], cats, 50)]
     index = CatalogIndex(write_rows(tmp_path / "catalog.jsonl", rows), SETTINGS.index)
-    readings = [read("a chunky band ring for my wife")]
-    pool = candidate_features(index, readings, conversation_facts(readings), SETTINGS.people)
-    share = {index.products[i].pid: pool.features[k, FEATURES.index("title_share")]
-             for k, i in enumerate(pool.ids.tolist())}
-    assert share == {"A": 1.0, "B": 0.5}
+    assert column(index, "title_share", "a chunky band ring for my wife") == {"A": 1.0, "B": 0.5}
 
 
 CATS_HOOPS = ["Clothing, Shoes & Jewelry", "Women", "Jewelry", "Earrings", "Hoop"]

@@ -11,6 +11,7 @@ from grounding.budget import Budget
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import budget_fits, budget_misfit, conversation_facts
 from starter.people.pool import FactFit, candidate_pool
+from starter.people.words import query_words
 from starter.reading.parse import parse_message
 from starter.reading.understand import Reading
 from starter.settings import SETTINGS
@@ -34,7 +35,7 @@ def briefs_index(tmp_path: Path) -> CatalogIndex:
 
 def pool_pids(index: CatalogIndex, messages: list[str], cfg) -> list[str]:
     readings = [Reading.of(parse_message(m, t)) for t, m in enumerate(messages, 1)]
-    ids, _, _ = candidate_pool(index, readings, conversation_facts(readings), cfg, [], FactFit(index))
+    ids, _, _ = candidate_pool(index, query_words(readings), conversation_facts(readings), cfg, [], FactFit(index))
     return [index.products[i].pid for i in ids.tolist()]
 
 

@@ -35,7 +35,7 @@ from starter.index.arrays import member
 from starter.index.catalog import CatalogIndex
 from starter.people.facts import Facts, budget_misfit, said_colours
 from starter.people.pool import ALL_FIELDS, TYPE_FIELDS
-from starter.people.words import message_pairs, message_words, query_words, taken_back
+from starter.people.words import message_pairs, message_words, taken_back
 from starter.reading.understand import Reading
 from starter.settings import PeopleSettings
 
@@ -94,9 +94,10 @@ def _affirmed(free: list[Reading], negated: frozenset[str]) -> str:
 
 
 def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids: np.ndarray,
-                 whole: list[np.ndarray], cfg: PeopleSettings) -> np.ndarray:
+                 whole: list[np.ndarray], words: list[str], cfg: PeopleSettings) -> np.ndarray:
     """The feature matrix of the candidates `ids` (`whole`: every product's numbers for everything said,
-    in the order of `WHOLE_BM25` then `WHOLE_SHARES`, from `starter.people.pool.candidate_pool`)."""
+    in the order of `WHOLE_BM25` then `WHOLE_SHARES`, from `starter.people.pool.candidate_pool`, for the query
+    `words` it was given)."""
     free = [r for r in readings if not r.template]
     x = np.zeros((len(ids), len(FEATURES)), dtype=np.float64)
     for k, name in enumerate(WHOLE_BM25):
@@ -145,7 +146,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
     if facts.brands:
         x[:, COLUMN["brand"]] = _each([p.store for p in rows],
                                       lambda store: 1.0 if any(of_the_maker(store, n) for n in facts.brands) else -1.0)
-    x[:, COLUMN["title_share"]] = _title_shares(rows, query_words(free))
+    x[:, COLUMN["title_share"]] = _title_shares(rows, words)
     x[:, COLUMN["reviews"]] = [math.log1p(p.rating_number) for p in rows]
     return x
 

@@ -17,8 +17,6 @@ from grounding.topk import best_first
 from starter.index.catalog import CatalogIndex
 from starter.index.product_table import audience_column, price_column
 from starter.people.facts import Facts, budget_fits
-from starter.people.words import query_words
-from starter.reading.understand import Reading
 from starter.settings import PeopleSettings
 
 # BM25 field weights per group, over (title, categories, features, details, store, description).
@@ -62,14 +60,14 @@ class FactFit:
         return ok
 
 
-def candidate_pool(index: CatalogIndex, readings: list[Reading], facts: Facts, cfg: PeopleSettings,
+def candidate_pool(index: CatalogIndex, words: list[str], facts: Facts, cfg: PeopleSettings,
                    brand_ids: list[int], fits: FactFit | None = None
                    ) -> tuple[np.ndarray, list[np.ndarray], dict[str, int]]:
-    """The candidates (best whole-text matches, best type matches, the best of both among the products that
-    fit the facts said, named brands' products; the most popular others while they are fewer than
-    `people_candidates`) and every product's numbers for everything said (BM25 per field group: all, type,
-    details, description; then the shares of the words held: all fields, type fields)."""
-    words = query_words(readings)
+    """For the conversation's query words (`starter.people.words.query_words`), the candidates (best whole-text
+    matches, best type matches, the best of both among the products that fit the facts said, named brands'
+    products; the most popular others while they are fewer than `people_candidates`) and every product's
+    numbers for everything said (BM25 per field group: all, type, details, description; then the shares of the
+    words held: all fields, type fields)."""
     text, type_scores, details, description = index.fulltext_scores(
         words, [ALL_FIELDS, TYPE_FIELDS, DETAIL_FIELDS, DESCRIPTION_FIELDS])
     held, type_held = index.fulltext_coverage(words, [ALL_FIELDS, TYPE_FIELDS])

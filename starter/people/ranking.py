@@ -29,6 +29,7 @@ from starter.people.correction import Correction, load_correction
 from starter.people.facts import Facts
 from starter.people.features import FEATURES, Pool, feature_rows
 from starter.people.pool import FactFit, candidate_pool
+from starter.people.words import query_words
 from starter.reading.understand import Reading
 from starter.settings import PeopleSettings
 from starter.template.posterior import RankedList, ranked_by_weight
@@ -54,8 +55,9 @@ def candidate_features(index: CatalogIndex, readings: list[Reading], facts: Fact
     by the caller across turns; without it they are read again)."""
     brand_ids = [i for store in facts.brands for i in brands.maker_products(store)[:cfg.people_brand_candidates]] \
         if brands is not None else []
-    ids, whole, funnel = candidate_pool(index, readings, facts, cfg, brand_ids, fits)
-    return Pool(ids, feature_rows(index, readings, facts, ids, whole, cfg), funnel)
+    words = query_words(readings)
+    ids, whole, funnel = candidate_pool(index, words, facts, cfg, brand_ids, fits)
+    return Pool(ids, feature_rows(index, readings, facts, ids, whole, words, cfg), funnel)
 
 
 def fixed_terms(index: CatalogIndex, ids: np.ndarray, facts: Facts, shown: set[int],

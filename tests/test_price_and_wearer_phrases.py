@@ -320,3 +320,19 @@ def test_a_new_wearer_or_a_grown_up_before_is_not_narrowed(messages: tuple[str, 
 ])
 def test_an_outing_named_after_a_group_names_no_wearer(messages: tuple[str, ...], named: set[str]) -> None:
     assert conversation_facts(said(*messages)).audiences == named
+
+
+def test_free_text_is_read_as_spelled_right(proxy_agent) -> None:
+    """A slip of the keyboard reaches the readers of words ruled out ("no lces") and of cuts ("sliip on"), not only
+    the query's words; stores and prices are read as typed ("hiya" is no misspelt store); the trace keeps the message
+    as typed; a slip of a wearer's word is spelled right only where it is owned ("a girly top" names no girl)."""
+    proxy_agent.reset("spelled", {})
+    for turn, message in enumerate(["hiya, need some fabric sliip on sneakers for myself", "no lces please"], 1):
+        proxy_agent.respond("spelled", message, turn, 10)
+    readings = proxy_agent.sessions["spelled"].readings
+    facts = conversation_facts(readings, proxy_agent.pipeline.people.brands)
+    assert "laces" in facts.negated and ("closure", "slip_on") in facts.styles and not facts.brands
+    assert readings[-1].text == "no lces please" and readings[-1].spelled_text == "no laces please"
+    proxy_agent.reset("girly", {})
+    proxy_agent.respond("girly", "looking for a girly top", 1, 10)
+    assert not conversation_facts(proxy_agent.sessions["girly"].readings).audiences

@@ -79,7 +79,7 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
         elif not audiences:
             audiences = pronoun_audiences(text)            # "a gift for him", while no wearer was named
         not_for = (not_for - said) | ruled_out
-        negated = (negated - set(tokens(r.text))) | set(r.negated)
+        negated = (negated - set(tokens(r.spelled_text))) | set(r.negated)
         styles = _styles_after(styles, r)
         count = count_of(r.text) or count
         budget = _budget_said(r.text, shown_prices[t - 1] if shown_prices and 0 < t <= len(shown_prices)
@@ -96,7 +96,7 @@ def _styles_after(styles: dict[Style, frozenset[str]], reading: Reading) -> dict
     sleeves, not long") or whose group it names again (a cut of a kind replaces the earlier cut of that
     kind: "lace up" ... "actually nah, slip on")."""
     ruled_out = set(reading.negated)
-    said = {style: words for style, words in style_mentions(reading.text) if not words & ruled_out}
+    said = {style: words for style, words in style_mentions(reading.spelled_text) if not words & ruled_out}
     renamed = {group for group, _ in said}
     kept = {style: words for style, words in styles.items() if not words & ruled_out and style[0] not in renamed}
     kept.update(said)
@@ -198,7 +198,7 @@ def understood(readings: list[Reading], facts: Facts) -> tuple[str, ...]:
 def said_colours(r: Reading) -> tuple[str, ...]:
     """The colours a message says and does not rule out: the reader's colour words, then the shades a person
     names ("maroon", "dusty rose", "cream")."""
-    shades = sorted(colours_said(r.text) - set(r.colors) - set(r.negated))
+    shades = sorted(colours_said(r.spelled_text) - set(r.colors) - set(r.negated))
     return (*r.colors, *shades)
 
 

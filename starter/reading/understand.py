@@ -11,6 +11,10 @@ at zero tokens).  Anything else gets:
    recorded with the reason it was rejected.
 Any model failure (refused, timeout, invalid twice) leaves the offline result.
 The `Observation` is never changed: what understanding adds is the `Reading`.
+Free text is also read as spelled right where a word was typed with a slip ("no
+lces, sliip on" as "no laces, slip on"): the words ruled out, the cuts, the
+materials and colours named; the stores, prices and counts are read as typed
+(a store's name or a number word is no slip of a catalog word).
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_
 from grounding.audience import AUDIENCE_WORDS
 from grounding.person_words import PEOPLE_STOP
 from grounding.privative import privative_words
+from grounding.proposals import TextFacts, read_facts
 from grounding.slang import slang_words
 from grounding.words import FILLER, NO_PREFERENCE_WORDS, OVERRIDE_WORDS, tokens
 from starter.settings import GROUNDING, UnderstandingSettings
@@ -42,6 +47,8 @@ class Reading:
     negation_phrases: tuple[str, ...]
     extra_tokens: frozenset[str] = frozenset()  # grounded words not spelled as said (typos fixed)
     wearer_slips: tuple[tuple[str, str], ...] = ()   # (typed, meant) for a wearer's word typed with a slip
+    spelled: str = ""                          # free text with its typing slips spelled right ("" if none)
+    spelled_facts: TextFacts | None = None     # what the parser reads in `spelled`
 
     @classmethod
     def of(cls, obs: Observation) -> "Reading":
@@ -50,13 +57,14 @@ class Reading:
 
     # What the rest of the agent reads, by the observation's names.
     text = property(lambda self: self.obs.text)
+    spelled_text = property(lambda self: self.spelled or self.obs.text)   # for the readers of closed vocabularies
     template = property(lambda self: self.obs.template)
     category = property(lambda self: self.obs.category)
     value_text = property(lambda self: self.obs.value_text)
     attribute = property(lambda self: self.obs.attribute)
     keywords = property(lambda self: self.obs.facts.keywords)
-    materials = property(lambda self: self.obs.facts.materials)
-    colors = property(lambda self: self.obs.facts.colors)
+    materials = property(lambda self: (self.spelled_facts or self.obs.facts).materials)
+    colors = property(lambda self: (self.spelled_facts or self.obs.facts).colors)
     budget_max = property(lambda self: self.obs.facts.budget_max)
     browsing_cue = property(lambda self: self.obs.browsing_cue)
 
@@ -106,18 +114,16 @@ class Understander:
         frags = self.gate.match_fragments(text, limit=self.cfg.fragments_per_message)
         u.clue_matches = list(frags)
         u.rejected_phrases = list(frags.rejected_phrases)
-        corrected: dict[str, str] = {}
-        for tok in tokens(text):
-            if tok in PEOPLE_STOP or len(tok) < GROUNDING.fuzzy_min_len:
-                continue
-            meant = self.gate.slip_of(tok, self.cfg.correction_min_sim)
-            if meant is not None:
-                corrected[tok] = meant
+        corrected = self._slips(text)
         u.corrected_tokens = frozenset(corrected.values())
         u.wearer_slips = tuple(sorted((t, m) for t, m in corrected.items() if m in AUDIENCE_WORDS and _owned(text, t)))
-        facts = obs.facts
-        negated, phrases = self._wished_negations(obs, u.clue_matches)
-        proposals = proposals_from_facts(facts.materials, facts.colors, negated, facts.budget_max)
+        # Free text is read as spelled right; a wearer's word only where it is owned ("for my husbnd"), as the
+        # readers of who it is for take it ("girly" is no slip of "girls").
+        respell = {t: m for t, m in corrected.items() if m not in AUDIENCE_WORDS or (t, m) in u.wearer_slips}
+        spelled = _respelled(obs.text, respell) if respell and not obs.template else ""
+        facts = read_facts(spelled) if spelled else obs.facts
+        negated, phrases = self._wished_negations(obs, facts, u.clue_matches)
+        proposals = proposals_from_facts(facts.materials, facts.colors, negated, obs.facts.budget_max)
         if self.llm is not None:
             u.llm_called = True
             reply = self.llm.extract(text, context)
@@ -132,26 +138,38 @@ class Understander:
                 u.intent = meta.get("intent")
                 u.no_preference_attribute = meta.get("no_preference_attribute")
         u.accepted, u.rejected = self.gate.ground(proposals, text)
-        u.reading = self._read(obs, u, turn, negated, phrases)
+        u.reading = self._read(obs, u, turn, negated, phrases, (spelled, facts) if spelled else None)
         return u
 
-    def _wished_negations(self, obs: Observation, clue_matches: list[tuple[str, float]]
+    def _slips(self, text: str) -> dict[str, str]:
+        """Each word typed with a slip of the keyboard, and the catalog word meant (`Gate.slip_of`)."""
+        corrected: dict[str, str] = {}
+        for tok in tokens(text):
+            if tok in PEOPLE_STOP or len(tok) < GROUNDING.fuzzy_min_len:
+                continue
+            meant = self.gate.slip_of(tok, self.cfg.correction_min_sim)
+            if meant is not None:
+                corrected[tok] = meant
+        return corrected
+
+    def _wished_negations(self, obs: Observation, facts: TextFacts, clue_matches: list[tuple[str, float]]
                           ) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """A template's values are quotes of the product ("No Closure closure" is no wish);
         free-text negations inside a quoted value are product claims."""
         if obs.template:
             return (), ()
-        return quoted_negations(obs.facts.negated, obs.facts.negation_phrases, clue_matches, self.cfg.clue_match_min)
+        return quoted_negations(facts.negated, facts.negation_phrases, clue_matches, self.cfg.clue_match_min)
 
     def _read(self, obs: Observation, u: Understanding, turn: int, negated: tuple[str, ...],
-              phrases: tuple[str, ...]) -> Reading:
+              phrases: tuple[str, ...], spelled: tuple[str, TextFacts] | None) -> Reading:
         """The reading understanding gives (the only way model output reaches retrieval).
 
         Only spelling corrections of the shopper's words join the evidence, negations
         only for words the shopper wrote, and the model's intent re-labels free
         text only when the shopper's own words carry it.
         """
-        said = set(tokens(obs.text))
+        text = spelled[0] if spelled else obs.text
+        said = set(tokens(text))
         for g in u.accepted:
             if g.negated:
                 words = {t for t in tokens(g.canonical or g.value) if t not in FILLER}
@@ -160,7 +178,7 @@ class Understander:
         # model's accepted value may still carry words nobody said ("clarion ...").
         extra = frozenset(u.corrected_tokens - set(negated))
         if not obs.template:        # "no tags" wants the tagless ones (`grounding.privative`); "undies" underwear
-            extra |= privative_words(obs.text.lower(), frozenset(negated), self.catalog_uses)
+            extra |= privative_words(text.lower(), frozenset(negated), self.catalog_uses)
             extra |= slang_words(obs.text, frozenset(negated))
         kind = obs.kind
         if not obs.template and turn > 1 and u.intent is not None:
@@ -178,7 +196,15 @@ class Understander:
                 else:
                     u.rejected.append(Rejected("intent", MessageKind.NO_PREFERENCE, "llm",
                                                "the shopper names product details or no no-preference wording"))
-        return Reading(obs, kind, negated, phrases, extra, u.wearer_slips if not obs.template else ())
+        return Reading(obs, kind, negated, phrases, extra, u.wearer_slips if not obs.template else (),
+                       *(spelled or ("", None)))
+
+
+def _respelled(text: str, meant: dict[str, str]) -> str:
+    """`text` with each word typed with a slip replaced by the word meant (as a whole word, in any case)."""
+    words = sorted(meant, key=len, reverse=True)
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.I)
+    return pattern.sub(lambda m: meant.get(m.group().lower(), m.group()), text)
 
 
 def _owned(text: str, word: str) -> bool:

@@ -320,13 +320,14 @@ _JOINED_AUDIENCE_RE = re.compile(r",?\s+(?:or|nor|and)\s+(?:for\s+)?(?:(?:a|an|t
                                  r"(?:(?:little|baby)\s+)?(" + _AUDIENCE_ALTERNATION + r")\b(?:'?s)?", re.I)
 
 
-# A clause about what was shown ("these are mostly women's", "they all look like men's"): it describes the
-# list, not the wish.  "They" alone is the product wished for as often ("They're women's high-rise briefs",
-# the persona cards' voice), so it speaks of the list only when it judges a set ("all", "mostly") or how
-# they look.
+# A clause about what was shown ("these are mostly women's", "those look cheap", "they all look like men's"):
+# it describes the list, not the wish.  "These" and "those" + a verb always point at the list; "they" alone is
+# the product wished for as often ("They're women's high-rise briefs", "They look athletic", the persona cards'
+# voice), so for who it is for it speaks of the list only when it judges a set ("all", "mostly") or how they look.
+_THESE_CLAUSE = r"\b(?:these|those|all of them)(?:'re|\s+(?:are|were|look|looks|seem|all))\b[^,.;!?]*"
+LIST_REMARK_RE = re.compile(_THESE_CLAUSE, re.I)
 _ABOUT_SHOWN_RE = re.compile(
-    r"\b(?:(?:these|those|all of them)(?:'re|\s+(?:are|were|look|looks|seem|all))|"
-    r"they(?:(?:'re|\s+(?:are|were))\s+(?:all|mostly)|\s+(?:look|looks|seem|all)))\b[^,.;!?]*", re.I)
+    _THESE_CLAUSE + r"|\bthey(?:(?:'re|\s+(?:are|were))\s+(?:all|mostly)|\s+(?:look|looks|seem|all))\b[^,.;!?]*", re.I)
 
 
 @lru_cache(maxsize=MEMO_SIZE)

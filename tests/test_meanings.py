@@ -76,6 +76,20 @@ def test_the_meaning_compared_leaves_out_the_words_ruled_out() -> None:
     from starter.reading.understand import Reading
     said = [Reading.of(parse_message("ankle booties for my wife, not suede", 1)),
             Reading.of(parse_message("Polos are fine, not a polo with stripes", 2))]
-    text = _affirmed(said, frozenset({"suede", "polo"}))
+    text = _affirmed(said, frozenset({"suede", "polo"}), [frozenset(), frozenset()])
     assert "suede" not in text.lower() and "polo" not in text.lower() and "booties" in text
-    assert _affirmed(said[:1], frozenset()) == "ankle booties for my wife, not suede"
+    assert _affirmed(said[:1], frozenset(), [frozenset()]) == "ankle booties for my wife, not suede"
+
+
+def test_the_meaning_compared_leaves_out_words_taken_back_and_remarks_on_the_list() -> None:
+    """A value a later message replaces ("long sleeve" ... "oops, short sleeve") and a remark about the list shown
+    ("these are mostly women's shoes") say nothing of the product wished for."""
+    from starter.people.features import _affirmed
+    from starter.people.words import taken_back
+    from starter.reading.parse import parse_message
+    from starter.reading.understand import Reading
+    said = [Reading.of(parse_message(m, k)) for k, m in enumerate(
+        ["long sleeve footie for a newborn girl", "oops, short sleeve", "these are mostly boys' ones, floral?"], 1)]
+    text = _affirmed(said, frozenset(), taken_back(said))
+    assert "long" not in text and "short sleeve" in text and "footie" in text
+    assert "boys" not in text and "floral" in text

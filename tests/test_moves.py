@@ -113,6 +113,14 @@ def test_they_describe_the_product_wished_for_unless_they_judge_the_list() -> No
     assert conversation_facts(said("boots for my wife", "they look like men's boots")).audiences == {"women"}
 
 
+def test_a_remark_about_the_list_names_nothing_wished_for() -> None:
+    readings = said("sneakers for my husband", "these are mostly women's shoes, anything in suede?")
+    assert "shoes" not in query_words(readings) and "suede" in query_words(readings)
+    assert query_words(said("boots", "these look thin and cheap, I'd pay up to 40")) == ["boots"]
+    # "they" alone describes the product wished for, whose words count
+    assert "athletic" in query_words(said("shoes for me", "They look athletic, like a sneaker"))
+
+
 def test_a_corrected_word_stops_counting_for_the_earlier_message() -> None:
     readings = said("nightgown for me", "in white", "sry beige not white")
     assert "white" not in query_words(readings) and "beige" in query_words(readings)

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from grounding.audience import AUDIENCE_WORDS, wearers_agree
+from grounding.audience import AUDIENCE_WORDS, LIST_REMARK_RE, wearers_agree
 from grounding.brands import of_the_maker
 from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
@@ -83,14 +83,18 @@ class Pool:
     funnel: dict[str, int]
 
 
-def _affirmed(free: list[Reading], negated: frozenset[str]) -> str:
-    """Everything said, less the words the conversation rules out: the meaning of "ankle booties, not suede" is
-    not near suede (each ruled-out word in either number, "not a polo" against "polos")."""
-    text = " ".join(r.text for r in free)
-    if not negated:
-        return text
-    words = sorted({form for w in negated for form in number_forms(w)}, key=len, reverse=True)
-    return re.sub(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", " ", text, flags=re.I)
+def _affirmed(free: list[Reading], negated: frozenset[str], gone: list[frozenset[str]]) -> str:
+    """Everything said, less the words the conversation rules out or a later message takes back (`gone`, per
+    message) and its remarks about the list shown: the meaning of "ankle booties, not suede" is not near suede
+    (each ruled-out word in either number, "not a polo" against "polos"), that of "long sleeve ... oops, short
+    sleeve" not near long sleeves, nor that of "these are mostly women's shoes" near women's shoes."""
+    parts = []
+    for r, g in zip(free, gone):
+        text = LIST_REMARK_RE.sub(" ", r.text)
+        words = sorted({form for w in negated | g for form in number_forms(w)}, key=len, reverse=True)
+        parts.append(re.sub(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", " ", text, flags=re.I)
+                     if words else text)
+    return " ".join(parts)
 
 
 def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids: np.ndarray,
@@ -110,7 +114,7 @@ def feature_rows(index: CatalogIndex, readings: list[Reading], facts: Facts, ids
         last, opening = message_words(free[-1]), [w for w in message_words(free[0]) if w not in gone[0]]
         x[:, COLUMN["last"]] = _relative(index.fulltext_scores(last, [ALL_FIELDS])[0][ids])
         x[:, COLUMN["opening_type"]] = _relative(index.fulltext_scores(opening, [TYPE_FIELDS])[0][ids])
-        x[:, COLUMN["meaning"]] = _behind_best(index.meanings.similarity(_affirmed(free, facts.negated), ids))
+        x[:, COLUMN["meaning"]] = _behind_best(index.meanings.similarity(_affirmed(free, facts.negated, gone), ids))
     pairs = list(dict.fromkeys(p for r, g in zip(free, gone) for p in message_pairs(r)
                                if not set(p) & (facts.negated | g)))
     if pairs:

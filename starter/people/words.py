@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from grounding.audience import AUDIENCE_WORDS, style_name_words
+from grounding.audience import AUDIENCE_WORDS, LIST_REMARK_RE, style_name_words
 from grounding.budget import states_an_amount
 from grounding.changes import replaced_words
 from grounding.person_words import ASKING_VERBS, PEOPLE_STOP, QUESTION_WORDS
@@ -30,12 +30,13 @@ FOR_FOLLOWERS = frozenset("me my him her them us our ur your his the a an".split
 
 
 def message_words(reading: Reading) -> list[str]:
-    """A free-text message's content words (and typo corrections), in order, without negated words
-    and without the numbers of a budget or the words of a size or an age said (a wearer's word counts only in
-    a style named after one); none for a message whose only such words make a question ("how are you?", "what
-    do you sell?"): small talk says nothing about the product."""
+    """A free-text message's content words (and typo corrections), in order, without negated words, the words
+    of a remark about the list shown ("these are mostly women's shoes", "those look thin and cheap") and the
+    numbers of a budget or the words of a size or an age said (a wearer's word counts only in a style named
+    after one); none for a message whose only such words make a question ("how are you?", "what do you
+    sell?"): small talk says nothing about the product."""
     text, negated = reading.text, set(reading.negated)
-    said = tokens(text)
+    said = tokens(LIST_REMARK_RE.sub(" ", text))
     # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size", "one" in "one piece".
     kept = style_name_words(text) | {word for rx, word in _CUT_PHRASES if rx.search(text)}
     amounts = states_an_amount(text)          # its numbers are then amounts of money

@@ -43,6 +43,7 @@ FEATURES: tuple[str, ...] = (
     "text",           # everything said, every field
     "text_gap",       # the same in BM25 points behind the best candidate (grows as the conversation says more)
     "type",           # everything said, title and category path only (the noun a shopper uses)
+    "category",       # everything said, the category path alone (the shelf the product stands on)
     "details",        # everything said, bullets and details
     "description",    # everything said, description
     "last",           # the latest message alone, every field
@@ -70,7 +71,7 @@ FEATURES: tuple[str, ...] = (
 COLUMN: dict[str, int] = {name: k for k, name in enumerate(FEATURES)}    # a feature's column in the rows
 # The features read off every product's numbers for the whole conversation (`candidate_pool`'s `whole`, in
 # this order): BM25 per field group, each relative to the best candidate, then the shares of words held.
-WHOLE_BM25 = ("text", "type", "details", "description")
+WHOLE_BM25 = ("text", "type", "details", "description", "category")
 WHOLE_SHARES = ("coverage", "type_coverage")
 
 

@@ -24,6 +24,7 @@ ALL_FIELDS = (6.0, 4.0, 2.5, 2.5, 1.5, 1.0)
 TYPE_FIELDS = (1.0, 1.0, 0.0, 0.0, 0.0, 0.0)          # what the product is: title and category path
 DETAIL_FIELDS = (0.0, 0.0, 1.0, 1.0, 0.0, 0.0)        # bullets and the details table
 DESCRIPTION_FIELDS = (0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+CATEGORY_FIELDS = (0.0, 1.0, 0.0, 0.0, 0.0, 0.0)        # the category path alone: the shelf it stands on
 
 
 class FactFit:
@@ -66,10 +67,10 @@ def candidate_pool(index: CatalogIndex, words: list[str], facts: Facts, cfg: Peo
     """For the conversation's query words (`starter.people.words.query_words`), the candidates (best whole-text
     matches, best type matches, the best of both among the products that fit the facts said, named brands'
     products; the most popular others while they are fewer than `people_candidates`) and every product's
-    numbers for everything said (BM25 per field group: all, type, details, description; then the shares of the
+    numbers for everything said (BM25 per field group: all, type, details, description, category; then the shares of the
     words held: all fields, type fields)."""
-    text, type_scores, details, description = index.fulltext_scores(
-        words, [ALL_FIELDS, TYPE_FIELDS, DETAIL_FIELDS, DESCRIPTION_FIELDS])
+    text, type_scores, details, description, category = index.fulltext_scores(
+        words, [ALL_FIELDS, TYPE_FIELDS, DETAIL_FIELDS, DESCRIPTION_FIELDS, CATEGORY_FIELDS])
     held, type_held = index.fulltext_coverage(words, [ALL_FIELDS, TYPE_FIELDS])
     funnel = {"query_words": len(words)}
     ids = _best(text, cfg.people_candidates)
@@ -89,7 +90,8 @@ def candidate_pool(index: CatalogIndex, words: list[str], facts: Facts, cfg: Peo
         ids += fill[:cfg.people_candidates - len(ids)]
         if len(ids) > len(have):
             funnel["popularity_floor" if not have else "popular_fill"] = len(ids) - len(have)
-    return np.asarray(ids, dtype=np.int64), [text, type_scores, details, description, held, type_held], funnel
+    return (np.asarray(ids, dtype=np.int64), [text, type_scores, details, description, category, held, type_held],
+            funnel)
 
 
 def _fitting(index: CatalogIndex, facts: Facts, cfg: PeopleSettings, fits: FactFit | None,

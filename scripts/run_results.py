@@ -4,7 +4,8 @@ Every row is one evaluator run (`python -m evaluator.local_evaluator`), its
 summary JSON kept under `OUT/runs/`, and the table written to `OUT/results.md`
 (`--out OUT`; a new temporary folder by default, `--out evaluation_results` to
 update the committed table).  Panels come from `scripts/make_panels.py`
-(generated first when missing).  Nothing here is hand-typed: each figure in
+(generated first when missing); the phone-typed copies of the confirm halves
+from `scripts/typo_cards.py` (written afresh for each run of them).  Nothing here is hand-typed: each figure in
 the table is read from the run's own results file.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +61,13 @@ def default_runs() -> list[Run]:
     for half in halves[:2] + ["wording2", "wording3"] + halves[2:]:
         for label, agent in (("ours", OURS), ("weak-bm25", WEAK), ("cumulative-bm25", CUMULATIVE)):
             runs.append(Run(f"{label}.persona-{half}", agent, f"persona-{half}"))
+    # The confirm halves typed on a phone (`scripts.typo_cards`, rate TYPED_RATE): robustness to typing slips.
+    for half in halves[1::2]:
+        runs.append(Run(f"ours.persona-typed-{half}", OURS, f"typed-{half}"))
     return runs
+
+
+TYPED_RATE = 0.12          # hand-set: a slip in about one word of eight of four letters or more
 
 
 def dataset_path(name: str) -> str:
@@ -67,12 +75,18 @@ def dataset_path(name: str) -> str:
         return str(resolve_dataset(None))
     if name.startswith("persona-"):
         return str(PERSONAS / f"{name[len('persona-'):]}.jsonl")
+    if name.startswith("typed-"):
+        return str(PANELS / "typed" / f"{name[len('typed-'):]}.jsonl")
     return str(PANELS / f"{name}.jsonl")
 
 
-def ensure_panels() -> None:
+def ensure_panels(runs: Iterable[Run] = ()) -> None:
     if not all((PANELS / f"{n}.jsonl").is_file() for n in ("popmatched", "uniform", "realrows")):
         subprocess.run([sys.executable, "-m", "scripts.make_panels", "--all"], cwd=PROJECT_ROOT, check=True)
+    typed = [r.dataset[len("typed-"):] for r in runs if r.dataset.startswith("typed-")]
+    if typed:           # rewritten every time: a seeded copy of the cards as they are now
+        from scripts.typo_cards import main as typo_cards
+        typo_cards(["--out", str(PANELS / "typed"), "--rate", str(TYPED_RATE), *typed])
 
 
 def execute(run: Run, workers: int, out_dir: Path = OUT) -> dict:
@@ -120,10 +134,10 @@ def main(argv: list[str] | None = None) -> int:
         import tempfile
         args.out = Path(tempfile.mkdtemp(prefix="run_results-"))
     print(f"writing to {args.out}", file=sys.stderr, flush=True)
-    ensure_panels()
     runs = default_runs()
     if args.only:
         runs = [r for r in runs if any(r.name == o or r.name.startswith(o) for o in args.only)]
+    ensure_panels(runs)
     try:
         from tqdm import tqdm
         it = tqdm(runs, unit="run", file=sys.stderr)

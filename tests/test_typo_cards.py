@@ -25,3 +25,12 @@ def test_a_slip_is_one_edit_that_keeps_the_first_letter() -> None:
     for _ in range(200):
         out = slip("sneakers", rng)
         assert out[0] == "s" and out != "sneakers" and abs(len(out) - len("sneakers")) <= 1
+
+
+def test_every_confirm_half_has_a_typed_run() -> None:
+    from scripts.persona_split import HALVED_SETS, half_name
+    from scripts.run_results import PANELS, dataset_path, default_runs
+    runs = {r.name: r for r in default_runs()}
+    for card_set in HALVED_SETS:
+        run = runs[f"ours.persona-typed-{half_name(card_set, 'confirm')}"]
+        assert dataset_path(run.dataset).startswith(str(PANELS / "typed"))

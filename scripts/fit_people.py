@@ -42,9 +42,9 @@ RIDGE = 0.01           # hand-set: a weak Gaussian prior on every weight, for fe
 ROUNDS = 2
 # Fixed signs: agreement never lowers a candidate, a ruled-out word never raises it; popularity is free.
 SIGNS = {"text": 1, "text_gap": 1, "type": 1, "category": 1, "details": 1, "description": 1, "last": 1,
-         "opening_type": 1,
-         "audience": 1, "negated": -1, "over_budget": -1, "under_budget": -1, "price_wish": -1, "colour": 1, "style": 1,
-         "count": 1, "coverage": 1, "type_coverage": 1, "title_share": 1, "phrases": 1, "meaning": 1, "brand": 1}
+         "opening_type": 1, "audience": 1, "negated": -1, "over_budget": -1, "under_budget": -1, "price_wish": -1,
+         "colour": 1, "style": 1, "count": 1, "coverage": 1, "type_coverage": 1, "title_share": 1, "phrases": 1,
+         "meaning": 1, "brand": 1}
 DECIMALS = 6
 
 

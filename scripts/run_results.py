@@ -5,8 +5,9 @@ summary JSON kept under `OUT/runs/`, and the table written to `OUT/results.md`
 (`--out OUT`; a new temporary folder by default, `--out evaluation_results` to
 update the committed table).  Panels come from `scripts/make_panels.py`
 (generated first when missing); the phone-typed copies of the confirm halves
-from `scripts/typo_cards.py` (written afresh for each run of them).  Nothing here is hand-typed: each figure in
-the table is read from the run's own results file.
+from `scripts/typo_cards.py` (written afresh for each run of them).  Nothing
+here is hand-typed: each figure in the table is read from the run's own
+results file.
 """
 from __future__ import annotations
 

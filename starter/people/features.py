@@ -89,10 +89,11 @@ def _affirmed(free: list[Reading], negated: frozenset[str], gone: list[frozenset
     message) and its remarks about the list shown: the meaning of "ankle booties, not suede" is not near suede
     (each ruled-out word in either number, "not a polo" against "polos"), that of "long sleeve ... oops, short
     sleeve" not near long sleeves, nor that of "these are mostly women's shoes" near women's shoes."""
+    ruled_out = {form for w in negated for form in number_forms(w)}
     parts = []
     for r, g in zip(free, gone):
         text = LIST_REMARK_RE.sub(" ", r.text)
-        words = sorted({form for w in negated | g for form in number_forms(w)}, key=len, reverse=True)
+        words = sorted(ruled_out.union(*map(number_forms, g)), key=len, reverse=True)
         parts.append(re.sub(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", " ", text, flags=re.I)
                      if words else text)
     return " ".join(parts)

@@ -72,10 +72,7 @@ class Reading:
     def wearer_text(self) -> str:
         """The text with the wearer's words spelled right ("for my boyfreind" -> "for my boyfriend"): what the
         readers of who it is for read."""
-        text = self.obs.text
-        for typed, meant in self.wearer_slips:
-            text = re.sub(rf"\b{re.escape(typed)}\b", meant, text, flags=re.I)
-        return text
+        return _respelled(self.obs.text, dict(self.wearer_slips)) if self.wearer_slips else self.obs.text
 
 
 @dataclass

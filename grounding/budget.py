@@ -24,6 +24,8 @@ _SPELLED = {**{word: n for word, n in NUMBER_WORDS.items() if n >= 10}, "thirtee
             "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, **_TENS,
             **{f"{tens}{gap}{one}": t + o for tens, t in _TENS.items() for one, o in _ONES.items() for gap in " -"},
             "a hundred": 100, "one hundred": 100, "hundred": 100, "two hundred": 200, "a couple hundred": 200}
+# Every word of an amount spelled out: an English word, never a slip of a catalog word ("forty" is no "forth").
+AMOUNT_WORDS = frozenset(w for phrase in _SPELLED for w in phrase.split() if w.isalpha() and w != "a")
 _SPELLED_WORDS = "(" + "|".join(sorted(_SPELLED, key=len, reverse=True)) + ")"
 _SPELLED_RE = re.compile(r"\b(?:(?<=under )|(?<=below )|(?<=around )|(?<=about )|(?<=up to )|(?<=over )|(?<=less than )|"
                          r"(?<=more than )|(?<=max )|(?<=budget )|(?<=budget is ))"

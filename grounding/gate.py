@@ -33,11 +33,12 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 
 from contest.rules import ALLOWED_ATTRIBUTES
-from grounding.budget import PRICE_CUES, Budget, parse_budget, qualitative_budget
+from grounding.budget import AMOUNT_WORDS, PRICE_CUES, Budget, parse_budget, qualitative_budget
 from grounding.changes import says_a_change
 from grounding.clues import ClueIndex, FragmentMatches, injection_token_positions
 from grounding.injection import SOFT_INSTRUCTION_RE, hard_injection, soft_injection
 from grounding.negation import NEGATION_RE
+from grounding.person_words import PEOPLE_STOP
 from grounding.settings import GroundingTunables
 from grounding.shelves import ShelfMatcher
 from grounding.vocabulary import Vocabulary
@@ -104,8 +105,13 @@ class Gate:
         return self.clues.correct(tok)
 
     def slip_of(self, tok: str, min_ratio: float) -> str | None:
-        """The catalog word an unknown word is a slip of, if any (see `ClueIndex.slip_of`)."""
-        return self.clues.slip_of(tok, min_ratio)
+        """The catalog word an unknown word is a slip of, if any (see `ClueIndex.slip_of`); none for a word typed
+        on purpose (`knows`)."""
+        return None if self.knows(tok) else self.clues.slip_of(tok, min_ratio)
+
+    def knows(self, tok: str) -> bool:
+        """A catalog word, a stop or conversation word, a number word: typed on purpose, never a slip."""
+        return tok in self.clues.vocab or tok in PEOPLE_STOP or tok in AMOUNT_WORDS
 
     def match_fragments(self, raw_message: str, limit: int = 10) -> FragmentMatches:
         """Clue strings that fragments of the message refer to (see `ClueIndex.match_fragments`)."""

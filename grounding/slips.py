@@ -1,4 +1,4 @@
-"""Is a catalog word what a person meant by a word they typed?
+"""Is a word what a person meant by a word they typed?
 
 The clue index offers the closest catalog word to any word it does not know, and
 most words a person types that the catalog lacks are English, not slips:
@@ -8,10 +8,26 @@ letter missed, swapped, replaced or doubled: "windbreker", "wieght", "jeens",
 "jeanss"); a word the shopper typed whole with one letter more than a catalog
 word ("hates", "heard", "spent") is a different word unless that letter doubles
 its neighbour.
+
+The same holds for the few words a message turns on that no listing uses: "undre 40",
+"nne of these", "insted", "nothign fancy" are read as the cue word meant (`respell_cues`),
+before anything reads the message.  The list is hand-set and short on purpose: a longer
+one (every stop word, the wearers, the numbers) reads English words the catalog lacks as
+slips ("hers" as "here", "chili" as "child", "fifth" as "fifty", "newer" as "never").
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from rapidfuzz.distance import OSA
+
+from grounding.words import tokens_with_spans
+
+# The cue words of the budget, negation, "none of these" and change-of-mind readers.
+CUE_WORDS = tuple(sorted("""
+under over around dollars bucks budget cheaper cheapest expensive pricey
+none nothing these those instead actually without anything
+""".split()))
 
 
 def plausible_slip(typed: str, meant: str) -> bool:
@@ -22,3 +38,23 @@ def plausible_slip(typed: str, meant: str) -> bool:
         extra = next((k for k in range(len(meant)) if typed[k] != meant[k]), len(meant))
         return typed[extra] == typed[extra - 1]
     return True
+
+
+def cue_slip(typed: str) -> str | None:
+    """The cue word that a word of three letters or more is a slip of, when exactly one is."""
+    if len(typed) < 3 or not typed.isalpha():
+        return None
+    meant = [w for w in CUE_WORDS if plausible_slip(typed, w)]
+    return meant[0] if len(meant) == 1 else None
+
+
+def respell_cues(text: str, known: Callable[[str], bool]) -> str:
+    """`text` with each word that is not `known` and is a slip of a cue word replaced by that word (the rest of
+    the text as typed)."""
+    out, end = [], 0
+    for tok, a, b in tokens_with_spans(text):
+        meant = None if known(tok) else cue_slip(tok)
+        if meant is not None:
+            out += [text[end:a], meant]
+            end = b
+    return "".join(out) + text[end:] if out else text

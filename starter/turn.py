@@ -7,9 +7,11 @@ state is an event applied by `starter.conversation.state.apply`.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from grounding import Gate
+from grounding.slips import respell_cues
 from starter.conversation.state import MessageRead, PathChosen, SessionState, apply
 from starter.index.catalog import CatalogIndex
 from starter.people.play import PeoplePath
@@ -32,6 +34,7 @@ class TurnPipeline:
                  reranker: Reranker | None) -> None:
         self.index = index
         self.shelves = gate.shelves
+        self.respell = partial(respell_cues, known=gate.knows)      # cue words typed with a slip, spelled right
         self.understander = understander
         self.template = TemplatePath(index, gate, settings, reranker)
         self.people = PeoplePath(index, settings)
@@ -40,7 +43,7 @@ class TurnPipeline:
     def play(self, state: SessionState, user_message: Any, turn: Any, top_k: Any) -> dict:
         """Answer one shopper message; returns the contract's response dict."""
         k_limit = top_k if isinstance(top_k, int) and not isinstance(top_k, bool) and 0 < top_k <= TOP_K else TOP_K
-        obs = parse_message(user_message, state.turn + 1, self.shelves.lower)
+        obs = parse_message(user_message, state.turn + 1, self.shelves.lower, self.respell)
         understanding: Understanding | None = None
         if self._needs_understanding(obs):
             understanding = self.understander.understand(obs, _llm_context(state), state.turn + 1)

@@ -9,8 +9,9 @@ import pytest
 from grounding import read_facts
 from grounding.audience import audiences_said
 from grounding.negation import states_present
-from grounding.slips import plausible_slip
+from grounding.slips import cue_slip, plausible_slip, respell_cues
 from starter.agent import Agent
+from starter.reading.kinds import MessageKind
 from starter.people.words import message_words, query_words
 from starter.reading.understand import Reading
 from tests.conftest import SMALL_PRODUCTS, product, write_rows
@@ -57,6 +58,48 @@ def test_a_negation_reaches_coordinated_words_and_the_modifiers_of_ones(text: st
 ])
 def test_a_slip_keeps_the_first_letter_and_is_one_edit_away(typed: str, meant: str, slip: bool) -> None:
     assert plausible_slip(typed, meant) is slip
+
+
+@pytest.mark.parametrize("typed,meant", [
+    ("undre", "under"), ("udner", "under"), ("nne", "none"), ("nothign", "nothing"), ("insted", "instead"),
+    ("dolars", "dollars"), ("tehse", "these"), ("aroud", "around"), ("cheaepr", "cheaper"),
+    ("hers", None), ("chili", None), ("newer", None), ("blow", None), ("fifth", None),
+    ("thse", None),             # "these" or "those": a slip of two cue words stands for neither
+])
+def test_a_slip_of_a_cue_word_is_read_as_the_word_meant(typed: str, meant: str | None) -> None:
+    assert cue_slip(typed) == meant
+
+
+def test_cue_words_are_respelled_in_place_and_known_words_never() -> None:
+    known = {"none", "these", "boots", "fun", "print"}.__contains__
+    assert respell_cues("Nne of thse boots, undre 40 dolars!", known) == "none of thse boots, under 40 dollars!"
+    assert respell_cues("none of these, a fun print", known) == "none of these, a fun print"
+
+
+def test_a_message_read_with_its_cue_words_spelled_right(slang_catalog: Path) -> None:
+    """The budget, "none of these" and the words ruled out are read in a message typed with slips of their cue
+    words; the trace keeps the message as typed and shows how it was read; a template message is read as it is."""
+    agent = Agent(str(slang_catalog))
+    agent.reset("s", {})
+    opening = _reading(agent, "s", "jeans for my son undre 40, nothign too baggy")
+    assert opening.obs.facts.budget_max == 40.0 and "baggy" in opening.negated
+    assert opening.obs.said == "jeans for my son undre 40, nothign too baggy"
+    turn = agent.debug_snapshot("s")["turns"][-1]
+    assert turn["message"] == opening.obs.said
+    assert turn["parsed"]["read_as"] == "jeans for my son under 40, nothing too baggy"
+    assert _reading(agent, "s", "nne of these").kind == MessageKind.NO_ATTRIBUTE
+    agent.reset("t", {})
+    agent.respond("t", "I'm looking for Jeans. A key requirement is: Undre Armour.", 1, 10)
+    assert agent.sessions["t"].readings[-1].obs.text.endswith("Undre Armour.")
+    assert agent.debug_snapshot("t")["turns"][-1]["parsed"]["read_as"] is None
+
+
+def test_a_number_word_is_no_slip_of_a_catalog_word(slang_catalog: Path) -> None:
+    agent = Agent(str(slang_catalog))
+    agent.reset("s", {})
+    reading = _reading(agent, "s", "jeans around forty dollars, or a hundred tops")
+    assert not reading.extra_tokens & {"forth", "hundreds"}
+    assert respell_cues("nine of these", agent.gate.knows) == "nine of these"      # a number word is typed on purpose
 
 
 def _reading(agent: Agent, sid: str, text: str) -> Reading:

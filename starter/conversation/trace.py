@@ -44,6 +44,7 @@ class ParsedView(_Record):
     colors: tuple[str, ...]
     negated: tuple[str, ...]
     budget_max: float | None
+    read_as: str | None = None        # the message as read, when it spells a slip of a cue word right
 
 
 @dataclass(frozen=True)

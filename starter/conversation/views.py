@@ -56,7 +56,7 @@ def parsed(reading: Reading) -> trace.ParsedView:
     obs = reading.obs
     return trace.ParsedView(obs.kind, reading.kind, obs.template, obs.category, obs.value_text, obs.attribute,
                             tuple(obs.facts.keywords[:30]), tuple(obs.facts.materials), tuple(obs.facts.colors),
-                            tuple(reading.negated), obs.facts.budget_max)
+                            tuple(reading.negated), obs.facts.budget_max, obs.text[:500] if obs.typed else None)
 
 
 def understanding_view(u: Understanding | None) -> trace.UnderstandingView | None:

@@ -101,7 +101,7 @@ class PeoplePath:
         rows = trace.CandidateRows(partial(views.candidate_rows, self.index.products, first,
                                            [SessionPath.PEOPLE.value] * len(first)))
         apply(state, TurnTraced(trace.TurnTrace(
-            turn=turn_no, message=reading.obs.text[:500], parsed=views.parsed(reading),
+            turn=turn_no, message=reading.obs.said[:500], parsed=views.parsed(reading),
             understanding=views.understanding_view(understanding), accepted=tuple(accepted),
             rejected=tuple(rejected), state=views.state_view(state), funnel=funnel, top=rows,
             commit=trace.CommitView(count, decision.reason, decision.expected_value),

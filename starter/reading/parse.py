@@ -3,13 +3,15 @@
 The protocol's templates (`contest.messages`) are recognised first and
 exactly.  Anything else gets a loose reading: cue words decide the kind
 (no-preference, refusal, override, "not right") and `grounding.read_facts`
-finds materials, colours, budgets, negations and content words.  Odd input
+finds materials, colours, budgets, negations and content words, in the message
+with its slips of cue words spelled right ("undre 40", "nne of these").  Odd input
 (non-str, empty, huge) yields a defined observation.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from contest import messages
 from grounding.proposals import TextFacts, read_facts
@@ -49,6 +51,12 @@ class Observation:
     category: str | None = None   # the opening's category phrase (template) or None
     value_text: str | None = None  # the value part of a template message, verbatim
     attribute: str | None = None   # no_preference / boundary attribute
+    typed: str = ""               # the message as typed, when `text` spells its slips of cue words right
+
+    @property
+    def said(self) -> str:
+        """The message as the shopper typed it."""
+        return self.typed or self.text
 
     @property
     def browsing_cue(self) -> bool:
@@ -69,8 +77,10 @@ def coerce_message(message: object) -> str:
     return text[:MAX_MESSAGE_CHARS]
 
 
-def parse_message(message: object, turn: int, shelf_keys: dict[str, str] | None = None) -> Observation:
-    """Classify a message; `shelf_keys` (lower -> key) resolves template category phrases."""
+def parse_message(message: object, turn: int, shelf_keys: dict[str, str] | None = None,
+                  respell: Callable[[str], str] | None = None) -> Observation:
+    """Classify a message; `shelf_keys` (lower -> key) resolves template category phrases.  A message that is no
+    template is read with `respell` applied (`grounding.slips.respell_cues`: "undre 40" as "under 40"), as typed in `typed`."""
     text = coerce_message(message)
     stripped = text.strip()
     facts = read_facts(text)
@@ -101,6 +111,10 @@ def parse_message(message: object, turn: int, shelf_keys: dict[str, str] | None 
             return obs(kind, True, **{slot: m.group(1)})
     if stripped == messages.NO_ATTRIBUTE_MESSAGE:
         return obs(MessageKind.NO_ATTRIBUTE, True)
+    read = respell(text) if respell is not None else text
+    if read != text:
+        facts = read_facts(read)
+        return Observation(kind=_loose_kind(read, turn, facts), text=read, facts=facts, typed=text)
     return obs(_loose_kind(text, turn, facts))
 
 

@@ -25,7 +25,6 @@ from typing import Any, Callable
 
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
 from grounding.audience import AUDIENCE_WORDS
-from grounding.person_words import PEOPLE_STOP
 from grounding.privative import privative_words
 from grounding.proposals import TextFacts, read_facts
 from grounding.slang import slang_words
@@ -142,7 +141,7 @@ class Understander:
         """Each word typed with a slip of the keyboard, and the catalog word meant (`Gate.slip_of`)."""
         corrected: dict[str, str] = {}
         for tok in tokens(text):
-            if tok in PEOPLE_STOP or len(tok) < GROUNDING.fuzzy_min_len:
+            if len(tok) < GROUNDING.fuzzy_min_len:
                 continue
             meant = self.gate.slip_of(tok, self.cfg.correction_min_sim)
             if meant is not None:

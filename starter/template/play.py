@@ -68,7 +68,7 @@ class TemplatePath:
         funnel["live"] = len(ranked)
         funnel["exact_consistent"] = posterior.count_exact(ranked)
         apply(state, TurnTraced(trace.TurnTrace(
-            turn=turn_no, message=reading.obs.text[:500], parsed=views.parsed(reading),
+            turn=turn_no, message=reading.obs.said[:500], parsed=views.parsed(reading),
             understanding=views.understanding_view(understanding), shelf=shelf_view, accepted=tuple(accepted),
             rejected=tuple(rejected), state=views.state_view(state), funnel=funnel, top=self._rows(ranked, state),
             questions=tuple(asked), commit=decision, rerank=rerank_info, understood=views.understood(state, accepted),

@@ -307,16 +307,16 @@ def product_audiences(title: str, categories: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-# "not for women", "not a girl", "isn't for my son", "not a boxy men's tee", "nothing made for men": who the
-# product is NOT for (one word between an article and the wearer, "a boxy", never without the article: "no heels
-# womens 8" wants women's).
+# "not for women" ("not 4 women"), "not a girl", "isn't for my son", "not a boxy men's tee", "nothing made for
+# men": who the product is NOT for (one word between an article and the wearer, "a boxy", never without the
+# article: "no heels womens 8" wants women's).
 _AUDIENCE_ALTERNATION = "|".join(sorted(AUDIENCE_WORDS, key=len, reverse=True))
 _NEGATED_AUDIENCE_RE = re.compile(
-    r"\b(?:not|no|isn'?t|never|nothing)\s+(?:(?:made|meant|designed|intended)\s+)?(?:for\s+)?"
+    r"\b(?:not|no|isn'?t|never|nothing)\s+(?:(?:made|meant|designed|intended)\s+)?(?:(?:for|4)\s+)?"
     r"(?:(?:a|an|the|any)\s+(?:[a-z]+\s+)?|my\s+)?(?:(?:little|baby)\s+)?(" + _AUDIENCE_ALTERNATION
     + r")\b(?:'?s)?", re.I)
 # The wearers joined to a ruled-out one are ruled out with it: "not for men or kids", "no kids or mens sizes".
-_JOINED_AUDIENCE_RE = re.compile(r",?\s+(?:or|nor|and)\s+(?:for\s+)?(?:(?:a|an|the|any|my)\s+)?"
+_JOINED_AUDIENCE_RE = re.compile(r",?\s+(?:or|nor|and)\s+(?:(?:for|4)\s+)?(?:(?:a|an|the|any|my)\s+)?"
                                  r"(?:(?:little|baby)\s+)?(" + _AUDIENCE_ALTERNATION + r")\b(?:'?s)?", re.I)
 
 

@@ -39,6 +39,7 @@ from grounding.clues import ClueIndex, FragmentMatches, injection_token_position
 from grounding.injection import SOFT_INSTRUCTION_RE, hard_injection, soft_injection
 from grounding.negation import NEGATION_RE
 from grounding.person_words import PEOPLE_STOP
+from grounding.slips import nearer_a_plain_word
 from grounding.settings import GroundingTunables
 from grounding.shelves import ShelfMatcher
 from grounding.vocabulary import Vocabulary
@@ -105,9 +106,9 @@ class Gate:
         return self.clues.correct(tok)
 
     def slip_of(self, tok: str, min_ratio: float) -> str | None:
-        """The catalog word an unknown word is a slip of, if any (see `ClueIndex.slip_of`); none for a word typed
-        on purpose (`knows`)."""
-        return None if self.knows(tok) else self.clues.slip_of(tok, min_ratio)
+        """The catalog word an unknown word is a slip of (`ClueIndex.slip_of`), unless it is a plainer word's."""
+        meant = None if self.knows(tok) else self.clues.slip_of(tok, min_ratio)
+        return None if meant is None or nearer_a_plain_word(tok, meant) else meant
 
     def knows(self, tok: str) -> bool:
         """A catalog word, a stop or conversation word, a number word: typed on purpose, never a slip."""

@@ -18,15 +18,16 @@ from typing import Callable
 
 from grounding.words import COLORS
 
-# "I don't like polyester", "mine doesn't have buttons", "he won't wear heels", "not a fan of zippers": a verb of
-# wanting or having, negated, rejects its object ("doesn't roll", "won't fade" say what the product does).
+# "I don't like polyester", "mine doesn't have buttons", "he won't wear heels", "not a fan of zippers", "she
+# can't stand anything scratchy": a verb of wanting or having, negated, rejects its object ("doesn't roll",
+# "won't fade" say what the product does).
 _VERB_CUE = (r"(?:don'?t|doesn'?t|do not|does not|didn'?t|won'?t|will not|wouldn'?t)\s+(?:really\s+|even\s+)?"
              r"(?:want|like|need|wear|have|love)(?:\s+(?:anything|something|them|it)(?:\s+(?:with|that'?s))?)?"
-             r"|not a (?:big |huge )?fan of|can'?t stand")
-_CUE = (r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hate|dislike|anything but|instead of"
+             r"|not a (?:big |huge )?fan of|can'?t stand|cannot stand")
+_CUE = (r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hates?|hated|dislikes?|anything but|instead of"
         r"|rather than)\s+")
 # Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those".
-_LEAD = r"(?:(?:any|too|an?|the|super|very|really|so|overly|those|these|one of (?:those|these|the))\s+)*"
+_LEAD = r"(?:(?:any|anything|too|an?|the|super|very|really|so|overly|those|these|one of (?:those|these|the))\s+)*"
 NEGATION_RE = re.compile(_CUE + _LEAD + r"([a-z][a-z]+)")
 # Up to three more modifiers before "one(s)", read from the end of the first rejected word.
 _MODIFIERS_OF_ONES = re.compile(r"((?:\s+[a-z][a-z]+){1,3})\s+ones?\b")

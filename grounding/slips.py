@@ -19,9 +19,16 @@ from __future__ import annotations
 
 from typing import Callable
 
+from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
+from grounding.person_words import PEOPLE_STOP
 from grounding.words import tokens_with_spans
+
+# The stop and conversation words of three letters or more, by first letter (a slip keeps the first letter).
+_PLAIN_BY_LETTER: dict[str, tuple[str, ...]] = {}
+for _w in sorted(w for w in PEOPLE_STOP if len(w) >= 3 and w.isalpha()):
+    _PLAIN_BY_LETTER[_w[0]] = _PLAIN_BY_LETTER.get(_w[0], ()) + (_w,)
 
 # The cue words of the budget, negation, "none of these" and change-of-mind readers.
 CUE_WORDS = tuple(sorted("""
@@ -38,6 +45,15 @@ def plausible_slip(typed: str, meant: str) -> bool:
         extra = next((k for k in range(len(meant)) if typed[k] != meant[k]), len(meant))
         return typed[extra] == typed[extra - 1]
     return True
+
+
+def nearer_a_plain_word(typed: str, meant: str) -> bool:
+    """Whether a word typed with a slip is at least as near (`fuzz.ratio`) a plain word it is a plausible slip of
+    (a stop or conversation word) as the catalog word `meant`: "wiith" is "with", not "width"; "lke" is "like".
+    "sumer" stays "summer" (nearer than "super")."""
+    near = fuzz.ratio(typed, meant)
+    return any(w != meant and abs(len(w) - len(typed)) <= 1 and plausible_slip(typed, w)
+               and fuzz.ratio(typed, w) >= near for w in _PLAIN_BY_LETTER.get(typed[:1], ()))
 
 
 def cue_slip(typed: str) -> str | None:

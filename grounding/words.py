@@ -166,12 +166,12 @@ LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|
 # "last" ("the cheap ones never last") says how a product wears, not a part of it.
 # "see" ("not see-through"): rejecting the word would count against every "see the size chart", while the
 # products that answer the wish say "not see-through" themselves.
-# A pronoun with its verb, typed without the apostrophe ("wait no shes not pierced"): "no" there is an
-# interjection, and the negation is the one that follows.
+# A pronoun with its verb, typed without the apostrophe ("wait no shes not pierced"), or a change of mind ("hmm
+# no changed my mind, yellow"): "no" there is an interjection, and the negation is the one that follows.
 NEGATION_STOP = frozenset("an the one ones sorry sure quite really very much yet right it that this so bad only just "
                           "exactly necessarily big fan idea preference particular strong opinion problem worries "
                           "matter style styles kind sort type thing things stuff see last lasts "
-                          "shes hes its im ive theyre thats youre weve".split())
+                          "shes hes its im ive theyre thats youre weve changed actually scratch forget".split())
 # Negated words that are conversation, not product facts (the gate's stricter list).
 NOT_FACTS = frozenset("""sure quite exactly really too very that this those these it them one ones idea clue
 problem worries big huge fan fussed bothered picky fussy yet anymore much many more lot fan

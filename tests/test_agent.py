@@ -126,6 +126,10 @@ def test_regex_fallback_reads_budget_negation_material_colour() -> None:
     ("not too pricey", ("pricey",)),
     ("wait no shes not pierced, clip on", ("pierced",)),       # "no" before "shes" is no negation
     ("no its not leather", ("leather",)),
+    ("hmm no changed my mind, yellow", ()),                    # a change of mind, not a word ruled out
+    ("sorry, slip-ons, he hates laces", ("laces",)),
+    ("she cannot stand anything scratchy", ("scratchy",)),
+    ("he dislikes wool", ("wool",)),
 ])
 def test_a_negation_rejects_the_word_after_an_article_never_a_letter(text: str, negated: tuple[str, ...]) -> None:
     assert parse_message(text, 2).facts.negated == negated

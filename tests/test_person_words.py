@@ -9,7 +9,7 @@ import pytest
 from grounding import read_facts
 from grounding.audience import audiences_said
 from grounding.negation import states_present
-from grounding.slips import cue_slip, plausible_slip, respell_cues
+from grounding.slips import cue_slip, nearer_a_plain_word, plausible_slip, respell_cues
 from starter.agent import Agent
 from starter.reading.kinds import MessageKind
 from starter.people.words import message_words, query_words
@@ -68,6 +68,17 @@ def test_a_slip_keeps_the_first_letter_and_is_one_edit_away(typed: str, meant: s
 ])
 def test_a_slip_of_a_cue_word_is_read_as_the_word_meant(typed: str, meant: str | None) -> None:
     assert cue_slip(typed) == meant
+
+
+@pytest.mark.parametrize("typed,meant,plain", [
+    ("wiith", "width", True), ("lke", "lake", True),
+    ("husbnd", "husband", False),          # a wearer's word in the catalog is the word meant
+    ("sumer", "summer", False),            # nearer "summer" than "super"
+    ("jeens", "jeans", False),
+])
+def test_a_slip_of_a_plain_word_is_no_catalog_word(typed: str, meant: str, plain: bool) -> None:
+    """"wiith" is "with" typed with a slip, never the catalog's "width"."""
+    assert nearer_a_plain_word(typed, meant) is plain
 
 
 def test_cue_words_are_respelled_in_place_and_known_words_never() -> None:
@@ -147,6 +158,7 @@ def test_casual_and_apostrophe_less_wearers_are_audiences() -> None:
     assert audiences_said("a gift for my wifey, or my gf")[0] == {"women"}
     assert audiences_said("something for the kiddos")[0] == {"boys", "girls"}
     assert audiences_said("not for moms")[1] == {"women"}
+    assert audiences_said("not 4 women") == (frozenset(), frozenset({"women"}))
 
 
 def test_a_typed_slip_adds_the_catalog_word_it_meant(slang_catalog: Path) -> None:

@@ -22,6 +22,16 @@ def test_a_floor_said_with_a_plus_is_a_minimum(text: str, budget: Budget) -> Non
     assert names_price(text) and parse_budget(text) == budget
 
 
+@pytest.mark.parametrize("messages,budget", [
+    (("footies for my girl", "those look like 30+, something around 15?"), Budget(around=15.0)),
+    (("briefs for him", "these are all like 60 bucks, under 30 please"), Budget(max_price=30.0)),
+    (("briefs for him", "these look cheap, he'd spend 100 plus"), Budget(min_price=100.0)),
+])
+def test_a_price_said_of_the_list_shown_is_no_budget(messages: tuple[str, ...], budget: Budget) -> None:
+    """"those look like 30+" says what the list costs; the wish is the amount said outside the remark."""
+    assert conversation_facts(said(*messages)).budget == budget
+
+
 @pytest.mark.parametrize("text,floor", [
     ("these look cheap, he'd spend 100 plus", 100.0), ("$100 plus", 100.0), ("willing to spend 100 or more", 100.0),
     ("these look cheap, 45 or more is fine", 45.0), ("something nicer, 60 and up", 60.0),

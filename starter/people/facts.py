@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grounding.audience import (audiences_said, either_sex, grown_up_audiences, names_either_sex_only, of_the_sex_said,
-                                pronoun_audiences)
+from grounding.audience import (LIST_REMARK_RE, audiences_said, either_sex, grown_up_audiences, names_either_sex_only,
+                                of_the_sex_said, pronoun_audiences)
 from grounding.brands import BrandMention, BrandRejection
 from grounding.budget import NEGATABLE_PRICE_WORDS, Budget, parse_budget, relative_price, speaks_of_price
 from grounding.changes import replaced_words
@@ -115,11 +115,12 @@ def prices_shown(products: list, shown: list[list[int]]) -> list[list[float]]:
 
 
 def _budget_said(text: str, shown: list[float], budget: Budget | None) -> Budget | None:
-    """The budget after a message: a number said wins; a relative move ("cheaper") caps at the cheapest
-    price just shown (or floors at the dearest); a qualitative wish only when no number was said before."""
+    """The budget after a message: a number said wins (not one said of the list shown: "those look like 30+,
+    something around 15?" wishes around 15); a relative move ("cheaper") caps at the cheapest price just shown
+    (or floors at the dearest); a qualitative wish only when no number was said before."""
     if not speaks_of_price(text):
         return budget
-    got = parse_budget(text)
+    got = parse_budget(LIST_REMARK_RE.sub(" ", text))
     if got is not None and got.has_number:
         return got
     move = relative_price(text)

@@ -32,7 +32,10 @@ _DROPPED_CATEGORY_PARTS = {"clothing", "clothing shoes & jewelry", "clothing, sh
 HARD_COUNT, CARD_SIZE = 2, 4
 
 
-def clean(s: str, limit: int = 180) -> str:
+VALUE_LIMIT = 180     # PROTOCOL.md: a card value is cut to this many characters
+
+
+def clean(s: str, limit: int = VALUE_LIMIT) -> str:
     r"""Collapse whitespace, strip separators, cut to `limit` characters.
 
     PROTOCOL.md collapses with `re.sub(r"\s+", " ", s)`.  `str.split()` splits at exactly the

@@ -12,12 +12,14 @@ score = 100 * (w1 * F1(clue coverage, message coverage) + w2 * clue coverage
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from contest.card import VALUE_LIMIT
 from grounding.budget import parse_budget
 from grounding.injection import (ASIN_RE, HARD_INSTRUCTION_RE, ID_RE, SOFT_INSTRUCTION_RE, URL_RE, hard_injection,
                                  soft_injection)
@@ -104,6 +106,7 @@ class ClueIndex:
                                               and len(t) >= tunables.fuzzy_min_len - 1)
         self._correct_cache: dict[str, tuple[tuple[str, float], ...]] = {}
         self._slip_cache: dict[str, str | None] = {}
+        self._fragments: frozenset[str] | None = None
         self._posting_arrays: dict[str, np.ndarray] = {}
         self._mass_array: np.ndarray | None = None
 
@@ -152,12 +155,24 @@ class ClueIndex:
         if tok not in self._slip_cache:
             hits = process.extract(tok, self._fuzzy_vocab, scorer=fuzz.ratio, score_cutoff=100.0 * min_ratio,
                                    limit=TYPO_CANDIDATES)
-            slips = sorted((w for w, s, _ in hits if plausible_slip(tok, w)),
+            cut = self.cut_fragments()
+            slips = sorted((w for w, s, _ in hits if plausible_slip(tok, w) and w not in cut),
                            key=lambda w: (-round(fuzz.ratio(tok, w), 6), -self.df(w), w))
             if len(self._slip_cache) >= self.cfg.correction_cache:
                 self._slip_cache.clear()
             self._slip_cache[tok] = slips[0] if slips else None
         return self._slip_cache[tok]
+
+    def cut_fragments(self) -> frozenset[str]:
+        """Words the catalog holds only as the broken-off end of a card value cut at `VALUE_LIMIT` characters
+        ("... damaged through misuse or altera", "... the highest quali"): no word a person means ("thru" is
+        no slip of "throu").  Read on first use (the template path never asks)."""
+        if self._fragments is None:
+            ends = Counter(found[-1] for c in self.clue_list if len(c) == VALUE_LIMIT
+                           and (found := tokens(c[-40:])))
+            self._fragments = frozenset(w for w, n in ends.items() if n >= len(self.postings.get(w, (0,)))
+                                        and w not in self.shelf_words and w not in LEXICON)
+        return self._fragments
 
     def prepare(self, text: str, drop: set[int] | None = None) -> Query:
         toks: list[str] = []

@@ -105,6 +105,20 @@ def test_a_message_read_with_its_cue_words_spelled_right(slang_catalog: Path) ->
     assert agent.debug_snapshot("t")["turns"][-1]["parsed"]["read_as"] is None
 
 
+def test_a_word_broken_off_a_cut_card_value_is_no_slip_target(tmp_path: Path) -> None:
+    """A feature cut at the card's length ends in a broken-off word ("... damaged thr"): "thru" is no slip of it,
+    while a word the same catalog holds whole ("blanket") still is a slip target."""
+    from contest.card import VALUE_LIMIT
+    cut = ("Covers the seams and the cuffs; the warranty does not cover lenses or products that have been damaged "
+           "through misuse, scratches, dents, stains, and other kinds of wear " + "x" * 80)[:VALUE_LIMIT - 6] + " throu"
+    shelf = ["Clothing, Shoes & Jewelry", "Men", "Accessories", "Hats"]
+    path = tmp_path / "catalog.jsonl"
+    write_rows(path, SMALL_PRODUCTS + [product("Y1", "Throw blanket hat", [cut, "Soft blanket lining"], shelf, 40, 20.0)])
+    agent = Agent(str(path))
+    assert len(cut) == VALUE_LIMIT and "throu" in agent.gate.clues.cut_fragments()
+    assert agent.gate.slip_of("thru", 0.8) is None and agent.gate.slip_of("blankte", 0.8) == "blanket"
+
+
 def test_a_number_word_is_no_slip_of_a_catalog_word(slang_catalog: Path) -> None:
     agent = Agent(str(slang_catalog))
     agent.reset("s", {})

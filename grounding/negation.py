@@ -24,8 +24,8 @@ from grounding.words import COLORS
 _VERB_CUE = (r"(?:don'?t|doesn'?t|do not|does not|didn'?t|won'?t|will not|wouldn'?t)\s+(?:really\s+|even\s+)?"
              r"(?:want|like|need|wear|have|love)(?:\s+(?:anything|something|them|it)(?:\s+(?:with|that'?s))?)?"
              r"|not a (?:big |huge )?fan of|can'?t stand|cannot stand")
-_CUE = (r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hates?|hated|dislikes?|anything but|instead of"
-        r"|rather than)\s+")
+_CUE = (r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hates?|hated|dislikes?|anything but"
+        r"|instead of|rather than)\s+")
 # Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those".
 _LEAD = r"(?:(?:any|anything|too|an?|the|super|very|really|so|overly|those|these|one of (?:those|these|the))\s+)*"
 NEGATION_RE = re.compile(_CUE + _LEAD + r"([a-z][a-z]+)")

@@ -113,7 +113,8 @@ def test_a_word_broken_off_a_cut_card_value_is_no_slip_target(tmp_path: Path) ->
            "through misuse, scratches, dents, stains, and other kinds of wear " + "x" * 80)[:VALUE_LIMIT - 6] + " throu"
     shelf = ["Clothing, Shoes & Jewelry", "Men", "Accessories", "Hats"]
     path = tmp_path / "catalog.jsonl"
-    write_rows(path, SMALL_PRODUCTS + [product("Y1", "Throw blanket hat", [cut, "Soft blanket lining"], shelf, 40, 20.0)])
+    row = product("Y1", "Throw blanket hat", [cut, "Soft blanket lining"], shelf, 40, 20.0)
+    write_rows(path, SMALL_PRODUCTS + [row])
     agent = Agent(str(path))
     assert len(cut) == VALUE_LIMIT and "throu" in agent.gate.clues.cut_fragments()
     assert agent.gate.slip_of("thru", 0.8) is None and agent.gate.slip_of("blankte", 0.8) == "blanket"

@@ -80,7 +80,8 @@ def coerce_message(message: object) -> str:
 def parse_message(message: object, turn: int, shelf_keys: dict[str, str] | None = None,
                   respell: Callable[[str], str] | None = None) -> Observation:
     """Classify a message; `shelf_keys` (lower -> key) resolves template category phrases.  A message that is no
-    template is read with `respell` applied (`grounding.slips.respell_cues`: "undre 40" as "under 40"), as typed in `typed`."""
+    template is read with `respell` applied (`grounding.slips.respell_cues`: "undre 40" as "under 40"), and kept
+    as typed in `typed`."""
     text = coerce_message(message)
     stripped = text.strip()
     facts = read_facts(text)

@@ -170,8 +170,9 @@ class ClueIndex:
         if self._fragments is None:
             ends = Counter(found[-1] for c in self.clue_list if len(c) == VALUE_LIMIT
                            and (found := tokens(c[-40:])))
-            self._fragments = frozenset(w for w, n in ends.items() if n >= len(self.postings.get(w, (0,)))
-                                        and w not in self.shelf_words and w not in LEXICON)
+            self._fragments = frozenset(w for w, n in ends.items() if w in self.postings
+                                        and n >= len(self.postings[w]) and w not in self.shelf_words
+                                        and w not in LEXICON)
         return self._fragments
 
     def prepare(self, text: str, drop: set[int] | None = None) -> Query:

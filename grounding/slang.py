@@ -1,4 +1,4 @@
-"""Everyday words for clothes that listings do not use: "undies", "pjs", "kicks", "sunnies".
+"""Everyday words for clothes that listings do not use: "undies", "pjs", "kicks", "sunnies", "wellies".
 
 A catalog names a product the way a store files it ("Women's Underwear", "Pajama Set", "Sunglasses"); a
 person on a phone says "undies", "jammies", "trainers".  Spelling correction cannot bridge them (neither is a
@@ -27,6 +27,15 @@ for _meant, _said in (
     ("hoodie", "hoody"),
     ("birthday", "bday"),
     ("basketball", "bball"),
+    # British and Australian everyday words no listing title uses.
+    ("rain boots", "wellies welly wellingtons"),
+    ("umbrella", "brolly brollies"),
+    ("footies", "babygrow babygrows"),
+    ("handkerchiefs handkerchief", "hankies hanky"),
+    ("sneakers", "plimsolls plimsoll"),
+    ("swimsuit", "cossie cozzie"),
+    ("elastic", "elasticated"),
+    ("personalized", "personalised"),
 ):
     for _w in _said.split():
         SLANG[_w] = tuple(_meant.split())

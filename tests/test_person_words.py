@@ -174,6 +174,7 @@ def test_casual_and_apostrophe_less_wearers_are_audiences() -> None:
     assert audiences_said("something for the kiddos")[0] == {"boys", "girls"}
     assert audiences_said("not for moms")[1] == {"women"}
     assert audiences_said("not 4 women") == (frozenset(), frozenset({"women"}))
+    assert audiences_said("a pack of hankies for my nan")[0] == {"women"}
 
 
 def test_a_typed_slip_adds_the_catalog_word_it_meant(slang_catalog: Path) -> None:

@@ -11,6 +11,8 @@ from starter.people.words import query_words
     ("toddler girl undies", {"underwear", "panties"}), ("comfy kicks 4 my bf", {"sneakers"}),
     ("flannel pjs for my wife", {"pajamas", "pajama"}), ("mens sweats", {"sweatpants"}),
     ("black boots please", set()),
+    ("after some wellies for my husband", {"rain", "boots"}), ("a reverse brolly, teal", {"umbrella"}),
+    ("six babygrows for a newborn", {"footies"}), ("a pack of hankies for my nan", {"handkerchiefs", "handkerchief"}),
 ])
 def test_an_everyday_word_brings_the_listing_word(text: str, meant: set[str]) -> None:
     assert slang_words(text) == meant

@@ -17,13 +17,14 @@ slips ("hers" as "here", "chili" as "child", "fifth" as "fifty", "newer" as "nev
 """
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
 from grounding.person_words import PEOPLE_STOP
-from grounding.words import tokens_with_spans
+from grounding.words import tokens
 
 # The stop and conversation words of three letters or more, by first letter (a slip keeps the first letter).
 _PLAIN_BY_LETTER: dict[str, tuple[str, ...]] = {}
@@ -67,10 +68,12 @@ def cue_slip(typed: str) -> str | None:
 def respell_cues(text: str, known: Callable[[str], bool]) -> str:
     """`text` with each word that is not `known` and is a slip of a cue word replaced by that word (the rest of
     the text as typed)."""
-    out, end = [], 0
-    for tok, a, b in tokens_with_spans(text):
-        meant = None if known(tok) else cue_slip(tok)
-        if meant is not None:
-            out += [text[end:a], meant]
-            end = b
-    return "".join(out) + text[end:] if out else text
+    meant = {tok: cue for tok in tokens(text) if not known(tok) and (cue := cue_slip(tok)) is not None}
+    return respelled(text, meant) if meant else text
+
+
+def respelled(text: str, meant: dict[str, str]) -> str:
+    """`text` with each word typed with a slip replaced by the word meant (as a whole word, in any case)."""
+    words = sorted(meant, key=len, reverse=True)
+    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.I)
+    return pattern.sub(lambda m: meant.get(m.group().lower(), m.group()), text)

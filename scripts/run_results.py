@@ -62,13 +62,10 @@ def default_runs() -> list[Run]:
     for half in halves[:2] + ["wording2", "wording3"] + halves[2:]:
         for label, agent in (("ours", OURS), ("weak-bm25", WEAK), ("cumulative-bm25", CUMULATIVE)):
             runs.append(Run(f"{label}.persona-{half}", agent, f"persona-{half}"))
-    # The confirm halves typed on a phone (`scripts.typo_cards`, rate TYPED_RATE): robustness to typing slips.
+    # The confirm halves typed on a phone (`scripts.typo_cards` at its rate, `RATE`): robustness to typing slips.
     for half in halves[1::2]:
         runs.append(Run(f"ours.persona-typed-{half}", OURS, f"typed-{half}"))
     return runs
-
-
-TYPED_RATE = 0.12          # hand-set: a slip in about one word of eight of four letters or more
 
 
 def dataset_path(name: str) -> str:
@@ -87,7 +84,7 @@ def ensure_panels(runs: Iterable[Run] = ()) -> None:
     typed = [r.dataset[len("typed-"):] for r in runs if r.dataset.startswith("typed-")]
     if typed:           # rewritten every time: a seeded copy of the cards as they are now
         from scripts.typo_cards import main as typo_cards
-        typo_cards(["--out", str(PANELS / "typed"), "--rate", str(TYPED_RATE), *typed])
+        typo_cards(["--out", str(PANELS / "typed"), *typed])
 
 
 def execute(run: Run, workers: int, out_dir: Path = OUT) -> dict:

@@ -28,6 +28,7 @@ _ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
 _SHORT = {"for": "4", "you": "u", "with": "w", "please": "pls", "thanks": "thx", "something": "smth",
           "really": "rly", "about": "bout", "probably": "prob", "because": "bc", "and": "n"}
 SHORTEN_RATE = 0.3          # hand-set: the share of the shortenable words written short
+RATE = 0.12                 # hand-set: a slip in about one word of eight of four letters or more
 
 
 def _neighbours() -> dict[str, list[str]]:
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("sets", nargs="+", help="card sets under data/personas/")
     ap.add_argument("--out", type=Path, required=True, help="folder for the typed copies (SET.jsonl each)")
-    ap.add_argument("--rate", type=float, default=0.12, help="chance of a slip in a word of four letters or more")
+    ap.add_argument("--rate", type=float, default=RATE, help="chance of a slip in a word of four letters or more")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     for name in args.sets:

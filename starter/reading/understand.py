@@ -28,6 +28,7 @@ from grounding.audience import AUDIENCE_WORDS
 from grounding.privative import privative_words
 from grounding.proposals import TextFacts, read_facts
 from grounding.slang import slang_words
+from grounding.slips import respelled
 from grounding.words import FILLER, NO_PREFERENCE_WORDS, OVERRIDE_WORDS, tokens
 from starter.settings import GROUNDING, UnderstandingSettings
 from starter.reading.parse import Observation
@@ -71,7 +72,7 @@ class Reading:
     def wearer_text(self) -> str:
         """The text with the wearer's words spelled right ("for my boyfreind" -> "for my boyfriend"): what the
         readers of who it is for read."""
-        return _respelled(self.obs.text, dict(self.wearer_slips)) if self.wearer_slips else self.obs.text
+        return respelled(self.obs.text, dict(self.wearer_slips)) if self.wearer_slips else self.obs.text
 
 
 @dataclass
@@ -116,7 +117,7 @@ class Understander:
         # Free text is read as spelled right; a wearer's word only where it is owned ("for my husbnd"), as the
         # readers of who it is for take it ("girly" is no slip of "girls").
         respell = {t: m for t, m in corrected.items() if m not in AUDIENCE_WORDS or (t, m) in u.wearer_slips}
-        spelled = _respelled(obs.text, respell) if respell and not obs.template else ""
+        spelled = respelled(obs.text, respell) if respell and not obs.template else ""
         facts = read_facts(spelled) if spelled else obs.facts
         negated, phrases = self._wished_negations(obs, facts, u.clue_matches)
         proposals = proposals_from_facts(facts.materials, facts.colors, negated, obs.facts.budget_max)
@@ -194,13 +195,6 @@ class Understander:
                                                "the shopper names product details or no no-preference wording"))
         return Reading(obs, kind, negated, phrases, extra, u.wearer_slips if not obs.template else (),
                        *(spelled or ("", None)))
-
-
-def _respelled(text: str, meant: dict[str, str]) -> str:
-    """`text` with each word typed with a slip replaced by the word meant (as a whole word, in any case)."""
-    words = sorted(meant, key=len, reverse=True)
-    pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", re.I)
-    return pattern.sub(lambda m: meant.get(m.group().lower(), m.group()), text)
 
 
 def _owned(text: str, word: str) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from grounding.words import COLORS
+from grounding.words import COLORS, tokens
 
 # "I don't like polyester", "mine doesn't have buttons", "he won't wear heels", "not a fan of zippers", "she
 # can't stand anything scratchy": a verb of wanting or having, negated, rejects its object ("doesn't roll",
@@ -28,15 +28,19 @@ _CUE = (r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hate
         r"|instead of|rather than)\s+")
 # Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those".
 _LEAD = r"(?:(?:any|anything|too|an?|the|super|very|really|so|overly|those|these|one of (?:those|these|the))\s+)*"
-NEGATION_RE = re.compile(_CUE + _LEAD + r"([a-z][a-z]+)")
+# The word ruled out; a letter joined to a word ("t-shirt", "v-necks", "a-line"; typed apart: "t shirt", "v neck")
+# is one word, since the letter alone names nothing.
+_COMPOUND = r"\b(?:[a-z]-[a-z]{2,}|[tv] (?:shirts?|necks?)\b)"
+_WORD = r"(" + _COMPOUND + r"|[a-z][a-z]+)"
+NEGATION_RE = re.compile(_CUE + _LEAD + _WORD)
 # Up to three more modifiers before "one(s)", read from the end of the first rejected word.
 _MODIFIERS_OF_ONES = re.compile(r"((?:\s+[a-z][a-z]+){1,3})\s+ones?\b")
 # A coordinated word, read from the end of the last rejected one.
-_OR = re.compile(r"\s*,?\s+(?:or|nor)\s+" + _LEAD + r"([a-z][a-z]+)")
+_OR = re.compile(r"\s*,?\s+(?:or|nor)\s+" + _LEAD + _WORD)
 SHADES = frozenset("dark light pale bright deep".split())
 _NEXT_WORD = re.compile(r"\s+([a-z][a-z]+)")
 # "no water gets in", "no lines show": a negated noun doing something describes what the product does (it
-# keeps water out), not a part the shopper rejects.
+# keeps water out), not a part the shopper rejects.  ("he hates seams rubbing" still rejects the seams.)
 _BENEFIT_VERB = re.compile(r"\s+(?:gets?|comes?|shows?|showing|leaks?|sticks?|digs?|rubs?|slips?|"
                            r"slides?|falls?|goes|peeks?|pokes?|seeps?|escapes?|rides?|fits|scratch(?:es)?|"
                            r"bunch(?:es)?|pinch(?:es)?|itch(?:es)?)\b")
@@ -48,6 +52,10 @@ _NOT_AFTER_NOTHING = frozenset("over under more less than above below through di
 
 # "it does not slip", "so it will not fade": "not" after an auxiliary negates what the product does.
 _AUXILIARY_BEFORE = re.compile(r"\b(?:do|does|did|will|would|should|could|can|must|may|might)\s+$")
+# "I refuse to buy dresses without pockets", "he won't wear anything without a hood": a refusal of what lacks a
+# part wants the part.
+_REFUSED_BEFORE = re.compile(r"\b(?:refuse to|won'?t|will not|wouldn'?t|never|can'?t|don'?t)\s+(?:buy|wear|get|"
+                             r"want|do|go for)\b[^.,;!?]{0,40}$")
 
 
 def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str]]:
@@ -55,12 +63,11 @@ def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str
     lower-cased `low` rejects, in order; `negatable` tells a product word from conversation ("not sure")."""
     out: list[tuple[str, str]] = []
     for m in NEGATION_RE.finditer(low):
-        if not negatable(m.group(1)) or _BENEFIT_VERB.match(low, m.end(1)) \
-                or _AUXILIARY_BEFORE.search(low, max(0, m.start() - 12), m.start()) or _says_what_it_does(m):
+        if not negatable(m.group(1)) or _rejects_nothing(low, m):
             continue
         start = m.start()
         word, end = _colour_of_shade(low, m.group(1), m.end(1))
-        out.append((low[start:end], word))
+        out.append((low[start:end], word.replace(" ", "-")))
         ones = _MODIFIERS_OF_ONES.match(low, end)
         if ones and all(negatable(w) for w in ones.group(1).split()):
             for w in re.finditer(r"[a-z][a-z]+", ones.group(1)):
@@ -68,8 +75,24 @@ def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str
             end = ones.start(1) + len(ones.group(1))
         while (more := _OR.match(low, end)) and negatable(more.group(1)):
             word, end = _colour_of_shade(low, more.group(1), more.end(1))
-            out.append((low[start:end], word))
+            out.append((low[start:end], word.replace(" ", "-")))
     return out
+
+
+def phrase_words(phrase: str) -> set[str]:
+    """The words of a phrase as `negations` names them: its compounds ("t-shirt") and its other tokens."""
+    low = phrase.lower()
+    return set(tokens(re.sub(_COMPOUND, " ", low))) | {c.replace(" ", "-") for c in re.findall(_COMPOUND, low)}
+
+
+def _rejects_nothing(low: str, m: re.Match[str]) -> bool:
+    """Whether a negation says what the product does ("no water gets in", "it does not slip", "nothing digs
+    in") or refuses what lacks a part ("won't buy one without pockets"), rejecting no word."""
+    return (_BENEFIT_VERB.match(low, m.end(1)) is not None
+            or _AUXILIARY_BEFORE.search(low, max(0, m.start() - 12), m.start()) is not None
+            or _says_what_it_does(m)
+            or (m.group().startswith("without") and _REFUSED_BEFORE.search(low, max(0, m.start() - 60), m.start())
+                is not None))
 
 
 def _says_what_it_does(m: re.Match[str]) -> bool:
@@ -115,10 +138,16 @@ def number_forms(word: str) -> frozenset[str]:
 _ABSENCE = r"(?:\b(?:no|non|not|without|zero|free of)[\s-]+(?:[a-z]+[\s-]+)?{w}(?:e?s)?\b|\b{w}(?:e?s)?[\s-]+free\b)"
 
 
+def word_pattern(word: str) -> str:
+    """The regular expression of a word as products and shoppers write it: a compound's hyphen may be a space
+    or nothing ("t-shirt": "T Shirt", "Tshirt")."""
+    return r"[\s-]?".join(map(re.escape, word.split("-")))
+
+
 def states_present(low: str, word: str) -> bool:
     """Whether a product's lower-cased text `low` says it has `word` other than as something it lacks
     ("tag-free", "no seams" and "nickel free" do not state a tag, a seam or nickel): a shopper who rules a
     word out agrees with a product that rules it out too."""
-    w = re.escape(word)
+    w = word_pattern(word)
     bare = re.sub(_ABSENCE.format(w=w), " ", low)
     return re.search(rf"\b{w}\b", bare) is not None

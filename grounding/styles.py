@@ -15,7 +15,7 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from grounding.words import tokens
+from grounding.negation import phrase_words
 
 _S = r"[\s-]*"
 # The words before a verb "slip" that say it does not ("won't", "doesn't", "non", "anti"); "not slip-on" stays a
@@ -60,7 +60,7 @@ def style_mentions(text: str) -> list[tuple[Style, frozenset[str]]]:
     for m in _ANY_RE.finditer(text.lower()):
         said = m.group()
         style = next(style for style, rx in _VALUE_RES if rx.fullmatch(said))
-        out.append((style, frozenset(tokens(said))))
+        out.append((style, frozenset(phrase_words(said))))
     return out
 
 

@@ -168,10 +168,11 @@ LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|
 # products that answer the wish say "not see-through" themselves.
 # A pronoun with its verb, typed without the apostrophe ("wait no shes not pierced"), or a change of mind ("hmm
 # no changed my mind, yellow"): "no" there is an interjection, and the negation is the one that follows.
+# "without" after a refusal ("he won't wear anything without a hood") is no part: the refusal wants the hood.
 NEGATION_STOP = frozenset("an the one ones sorry sure quite really very much yet right it that this so bad only just "
                           "exactly necessarily big fan idea preference particular strong opinion problem worries "
                           "matter style styles kind sort type thing things stuff see last lasts "
-                          "shes hes its im ive theyre thats youre weve changed actually scratch forget".split())
+                          "shes hes its im ive theyre thats youre weve changed actually scratch forget without".split())
 # Negated words that are conversation, not product facts (the gate's stricter list).
 NOT_FACTS = frozenset("""sure quite exactly really too very that this those these it them one ones idea clue
 problem worries big huge fan fussed bothered picky fussy yet anymore much many more lot fan

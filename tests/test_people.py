@@ -240,10 +240,11 @@ def test_a_product_that_says_it_lacks_a_word_ruled_out_agrees(tmp_path: Path, la
     """"no nickel" lowers the hoops plated with nickel, never those that say they have none (the same
     hoops, fewer reviews, come first)."""
     path = tmp_path / "catalog.jsonl"
-    rows = [product("H1", "Women's gold hoop earrings", ["Nickel plated brass", "Lightweight"], CATS_HOOPS, 900),
+    rows = [product("H1", "Women's gold hoop earrings", ["Nickel plated brass", "Lightweight"], CATS_HOOPS, 300),
             product("H2", "Women's gold hoop earrings", [f"{lacks} brass", "Lightweight"], CATS_HOOPS, 100)]
     write_rows(path, rows)
     index = CatalogIndex(path, SETTINGS.index)
+    assert column(index, "negated", "gold hoop earrings for me, no nickel") == {"H1": 1.0, "H2": 0.0}
     ranked, _ = rank(index, [read("gold hoop earrings for me, no nickel", negated=("nickel",))], set())
     assert pids(index, ranked) == ["H2", "H1"]
     ranked, _ = rank(index, [read("gold hoop earrings for me")], set())

@@ -12,6 +12,7 @@ from grounding.negation import states_present
 from grounding.slips import cue_slip, nearer_a_plain_word, plausible_slip, respell_cues
 from starter.agent import Agent
 from starter.reading.kinds import MessageKind
+from starter.people.facts import conversation_facts
 from starter.people.words import message_words, query_words
 from starter.reading.understand import Reading
 from tests.conftest import SMALL_PRODUCTS, product, write_rows
@@ -45,6 +46,16 @@ from tests.conftest import SMALL_PRODUCTS, product, write_rows
     ("Nothing over 15 dollars.", set()),
     ("Nothing more than 25 please.", set()),
     ("Has to be clip-ons, nothing through the ear.", set()),
+    ("he hates seams rubbing", {"seams"}),
+    # A letter joined to a word is one word: the letter alone names nothing.
+    ("not a t-shirt, a button down", {"t-shirt"}),
+    ("no v-necks or t shirts", {"v-necks", "t-shirts"}),
+    ("no v neck", {"v-neck"}),
+    ("no a-line skirts", {"a-line"}),
+    # A refusal of what lacks a part wants the part.
+    ("I refuse to buy dresses without pockets", set()),
+    ("he won't wear anything without a hood, and not leather", {"leather"}),
+    ("a rain jacket without a hood", {"hood"}),
 ])
 def test_a_negation_reaches_coordinated_words_and_the_modifiers_of_ones(text: str, rejected: set[str]) -> None:
     assert set(read_facts(text).negated) == rejected
@@ -193,3 +204,25 @@ def test_a_typed_slip_adds_the_catalog_word_it_meant(slang_catalog: Path) -> Non
 ])
 def test_a_product_lacking_a_word_does_not_state_it(text: str, word: str, present: bool) -> None:
     assert states_present(text, word) is present
+
+
+def test_a_compound_ruled_out_counts_against_products_that_name_it_however_written() -> None:
+    """"not a t-shirt" counts against "T-Shirt", "T Shirt" and "Tshirt", not against a "Button-Down Shirt"."""
+    for title in ("Boys Slim Fit T-Shirt", "Boys Slim Fit T Shirt", "Boys Slim Fit Tshirt"):
+        assert states_present(title.lower(), "t-shirt"), title
+    assert not states_present("boys slim fit button-down shirt", "t-shirt")
+
+
+def test_a_v_neck_ruled_out_takes_back_the_cut_and_its_words(slang_catalog: Path) -> None:
+    """"no v-necks, a crew neck" wants the crew neck and no longer the v-neck; "no v-necks" says no "necks"."""
+    agent = Agent(str(slang_catalog))
+    agent.reset("s", {})
+    readings = [_reading(agent, "s", "a v neck sweater"), _reading(agent, "s", "no v-necks, a crew neck please")]
+    assert conversation_facts(readings).styles == {("neck", "crew")}
+    assert conversation_facts(readings).negated == {"v-necks"}
+    assert "necks" not in message_words(_reading(agent, "s", "no v-necks"))
+    agent.reset("t", {})
+    readings = [_reading(agent, "t", "a v neck sweater"), _reading(agent, "t", "no v-necks")]
+    assert conversation_facts(readings).styles == frozenset()
+    readings.append(_reading(agent, "t", "ok a v-neck is fine after all"))
+    assert conversation_facts(readings).negated == frozenset()

@@ -14,6 +14,7 @@ from grounding.budget import NEGATABLE_PRICE_WORDS, Budget, parse_budget, relati
 from grounding.changes import replaced_words
 from grounding.colours import colours_said
 from grounding.counts import count_of
+from grounding.negation import number_forms, phrase_words
 from grounding.styles import Style, style_mentions
 from grounding.words import tokens
 from starter.people.brands import Brands
@@ -43,8 +44,8 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
     """Who it is for (the latest message that names another wearer wins: a correction replaces, never adds;
     one that names only wearers already said keeps the earlier, fuller answer, and the grown-ups both may mean)
     and which grown-ups its family words may also mean ("my son": men), who it is not for, how many in the pack
-    (the latest said), negated words (a word said again later without a negation is wanted after all), the
-    latest budget said, and the brands named.  `shown_prices[t]`: the prices shown after message t, which a
+    (the latest said), negated words (a word said again later, in either number, without a negation is wanted
+    after all), the latest budget said, and the brands named.  `shown_prices[t]`: the prices shown after message t, which a
     relative price move ("cheaper", "those look pricey") is read against."""
     audiences: frozenset[str] = frozenset()
     grown_up: frozenset[str] = frozenset()
@@ -79,7 +80,8 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
         elif not audiences:
             audiences = pronoun_audiences(text)            # "a gift for him", while no wearer was named
         not_for = (not_for - said) | ruled_out
-        negated = (negated - set(tokens(r.spelled_text))) | set(r.negated)
+        again = set(tokens(r.spelled_text)) | phrase_words(r.spelled_text)       # in either number
+        negated = {w for w in negated if again.isdisjoint(number_forms(w))} | set(r.negated)
         styles = _styles_after(styles, r)
         count = count_of(r.text) or count
         budget = _budget_said(r.text, shown_prices[t - 1] if shown_prices and 0 < t <= len(shown_prices)
@@ -94,8 +96,8 @@ def _styles_after(styles: dict[Style, frozenset[str]], reading: Reading) -> dict
     """The styles said after a message, each with the words that named it: the message's own mentions
     but those it negates ("not baggy"), and the earlier ones but those whose words it rules out ("short
     sleeves, not long") or whose group it names again (a cut of a kind replaces the earlier cut of that
-    kind: "lace up" ... "actually nah, slip on")."""
-    ruled_out = set(reading.negated)
+    kind: "lace up" ... "actually nah, slip on"); a word ruled out in either number ("a v-neck" ... "no v-necks")."""
+    ruled_out = {form for w in reading.negated for form in number_forms(w)}
     said = {style: words for style, words in style_mentions(reading.spelled_text) if not words & ruled_out}
     renamed = {group for group, _ in said}
     kept = {style: words for style, words in styles.items() if not words & ruled_out and style[0] not in renamed}

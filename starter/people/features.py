@@ -28,7 +28,7 @@ from grounding.colours import colour_agreement
 from grounding.counts import count_agreement
 from grounding.materials import families as material_families
 from grounding.materials import material_agreement, materials_said, named_materials
-from grounding.negation import number_forms, states_present
+from grounding.negation import number_forms, states_present, word_pattern
 from grounding.styles import style_agreement, styles_named
 from grounding.words import STOP, tokens
 from starter.index.arrays import member
@@ -94,7 +94,7 @@ def _affirmed(free: list[Reading], negated: frozenset[str], gone: list[frozenset
     for r, g in zip(free, gone):
         text = LIST_REMARK_RE.sub(" ", r.text)
         words = sorted(ruled_out.union(*map(number_forms, g)), key=len, reverse=True)
-        parts.append(re.sub(r"\b(?:" + "|".join(map(re.escape, words)) + r")\b", " ", text, flags=re.I)
+        parts.append(re.sub(r"\b(?:" + "|".join(map(word_pattern, words)) + r")\b", " ", text, flags=re.I)
                      if words else text)
     return " ".join(parts)
 
@@ -208,16 +208,29 @@ def _titled(product, words: frozenset[str]) -> bool:
     if not words:
         return False
     low = product.title.lower()
-    return any(w in low and states_present(low, w) for w in words)
+    return any(_last_part(w) in low and states_present(low, w) for w in words)
 
 
 def states_any(index: CatalogIndex, i: int, words: frozenset[str] | set[str]) -> bool:
     """Whether a product states one of `words` as something it has, not only as something it lacks ("No Tag",
     "Nickel Free" state no tag, no nickel: `states_present`); for words ruled out and words asked about."""
-    if not index.holds_any(i, words):
+    if not index.holds_any(i, _held_words(frozenset(words))):
         return False
     low = index.products[i].text.lower()
     return any(states_present(low, w) for w in words)
+
+
+def _last_part(word: str) -> str:
+    """A compound's word ("t-shirt": "shirt"), which the product text holds wherever it names the compound; a
+    plain word itself."""
+    return word.rsplit("-", 1)[-1]
+
+
+@lru_cache(maxsize=1 << 10)
+def _held_words(words: frozenset[str]) -> frozenset[str]:
+    """The tokens of which a product holds one where it states one of `words`: a compound's word in either
+    number ("v-necks": a "V-Neck" holds "neck"); a plain word itself."""
+    return frozenset(form for w in words for form in (number_forms(_last_part(w)) if "-" in w else (w,)))
 
 
 @lru_cache(maxsize=1 << 16)

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
 from grounding.audience import AUDIENCE_WORDS
 from grounding.privative import privative_words
+from grounding.negation import phrase_words
 from grounding.proposals import TextFacts, read_facts
 from grounding.slang import slang_words
 from grounding.slips import respelled
@@ -166,10 +167,10 @@ class Understander:
         text only when the shopper's own words carry it.
         """
         text = spelled[0] if spelled else obs.text
-        said = set(tokens(text))
+        said = phrase_words(text)
         for g in u.accepted:
             if g.negated:
-                words = {t for t in tokens(g.canonical or g.value) if t not in FILLER}
+                words = {t for t in phrase_words(g.canonical or g.value) if t not in FILLER}
                 negated = tuple(sorted(set(negated) | (words & said)))
         # Only corrections of words the shopper wrote (Gate.correct) join the evidence: a
         # model's accepted value may still carry words nobody said ("clarion ...").
@@ -215,5 +216,5 @@ def quoted_negations(negated: tuple[str, ...], phrases: tuple[str, ...], clue_ma
     clue_text = " ".join(c.lower() for c, score in clue_matches if score >= min_score)
     kept_phrases = tuple(ph for ph in phrases if ph not in clue_text)
     # A negated word may stand anywhere in its phrase ("maxi... sorry" takes back its first word).
-    kept_words = {w for ph in kept_phrases for w in tokens(ph)}
+    kept_words = {w for ph in kept_phrases for w in phrase_words(ph)}
     return tuple(sorted(w for w in negated if w in kept_words)), kept_phrases

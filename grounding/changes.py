@@ -43,6 +43,8 @@ _PATTERNS = frozenset("solid plain floral striped stripes stripe plaid checkered
 _ONE_COLOUR = frozenset({"solid", "plain"})
 # A shade said with its colour ("dark brown", "light blue") goes with it.
 _SHADE_RE = re.compile(r"\b(" + "|".join(sorted(SHADES | {"pastel", "neon"})) + r")\s+([a-z]+)\b")
+# A colour word that names a kind of garment ("khaki pants" are khakis): a change of colour keeps the garment.
+_GARMENT_COLOUR_RE = re.compile(r"\bkhaki(?=\s+(?:pants|trousers|shorts|chinos|slacks)\b)")
 # Cuts of two style groups that exclude one another: a leg's cut and a fit ("skinny" ... "relaxed fit").
 _SAME_KIND = {"leg": "fit"}
 
@@ -51,7 +53,7 @@ def value_words(text: str) -> dict[str, frozenset[str]]:
     """The words a message names values with, by kind ("colour", "material", "style:<group>"): "dark brown
     suede, slim fit" -> {colour: {dark, brown}, material: {suede}, style:fit: {slim, fit}}."""
     low = text.lower()
-    said = tokens(low)
+    said = tokens(_GARMENT_COLOUR_RE.sub(" ", low))
     out: dict[str, set[str]] = {}
     for w in said:
         if w in _PATTERNS:

@@ -87,7 +87,7 @@ re ve ll didn wasn weren wouldn couldn shouldn haven hasn hadn
 ive youre youve youll theyre theyve thats whats doesnt didnt isnt arent wasnt werent wont wouldnt couldnt
 shouldnt cant havent hasnt shes hes
 yeah yep yup nope nah omg btw tbh idk imo gonna wanna gotta kinda sorta lemme gimme ur ya yall haha um uh
-without except avoid hate hates dislike rather
+without except avoid hate hates dislike rather guess
 """.split())
 
 

@@ -16,6 +16,9 @@ from tests.test_moves import said
     ("skinny fit", "nah relaxed fit actually", {"skinny"}),
     ("lace up oxfords", "hmm actually slip on loafers would be easier", {"lace", "up"}),
     ("black pls", "changed my mind, a light apricot shade instead", {"black"}),
+    # "khaki pants" are khakis: a change of colour keeps the garment, and takes back a khaki colour.
+    ("khaki pants for work, tan ones", "hmm no changed my mind, yellow", {"tan"}),
+    ("a khaki jacket", "hmm no changed my mind, yellow", {"khaki"}),
 ])
 def test_a_change_of_mind_replaces_the_earlier_value_of_its_kind(earlier: str, later: str, gone: set[str]) -> None:
     assert replaced_words(earlier, later) == gone

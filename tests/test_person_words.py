@@ -158,7 +158,7 @@ def slang_catalog(tmp_path: Path) -> Path:
 def test_words_of_conversation_are_neither_query_words_nor_corrected_into_catalog_words(slang_catalog: Path) -> None:
     agent = Agent(str(slang_catalog))
     agent.reset("s", {})
-    said = ["wait no sorry, they're for my hubby", "thats fine, cant say, kinda",
+    said = ["wait no sorry, they're for my hubby i guess", "thats fine, cant say, kinda",
             "boots 4 my boy, a 4 pack"]
     readings = [_reading(agent, "s", text) for text in said]
     words = query_words(readings)

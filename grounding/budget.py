@@ -43,8 +43,8 @@ HIGH_PRICE_WORDS = frozenset("pricey pricy expensive costly premium luxury luxur
 # Negated, these mean a low budget ("not too pricey"), not a rejected feature.
 NEGATABLE_PRICE_WORDS = frozenset({"pricey", "pricy", "expensive", "costly", "overpriced"})
 # Words of a budget phrase ("under $30", "at most 25 dollars"): no product evidence.
-BUDGET_WORDS = frozenset("under below less than at most max maximum up to cheaper around about budget dollars dollar "
-                         "bucks usd price priced cost costs pricey expensive cheap".split())
+BUDGET_WORDS = frozenset("under below less than at most max maximum up to cheaper around about bout abt arnd budget "
+                         "dollars dollar bucks usd price priced cost costs pricey expensive cheap".split())
 
 _RANGE_RE = re.compile(r"(?:between\s+)?(?<![\d.])\$?\s*" + _NUMBER + r"\s*(?:-|–|to|and)\s*" + _AMOUNT, re.I)
 _MAX_RE = re.compile(r"(?:under|below|less than|at most|max(?:imum)?(?: budget| price)?(?: is| of)?|up to|no more than|"
@@ -61,7 +61,9 @@ _NOT_OVER_RE = re.compile(r"\b(?:not|no|nothing|never|none|(?:don|doesn|didn|won
 # A cap said after the amount: "15 dollars max", "around 20 or less", "60 bucks at most", "25 is my limit".
 _CAP_AFTER_RE = re.compile(r"(?<![\d.])" + _AMOUNT + r"\s*(?:max(?:imum)?|tops|at (?:the )?most|"
                            r"or (?:less|under|below|cheaper)|is (?:my|the|our) (?:limit|max|cap|ceiling))\b", re.I)
-_AROUND_RE = re.compile(r"(?:around|about|roughly|approximately|approx\.?|~|near|close to|budget around)\s*"
+# "about" as typed on a phone: "bout 25", "abt 25", "arnd 20".
+_ABOUT = r"(?:around|about|\bbout|\babt|\barnd)"
+_AROUND_RE = re.compile(r"(?:" + _ABOUT + r"|roughly|approximately|approx\.?|~|near|close to|budget around)\s*"
                         + _AMOUNT, re.I)
 # Everyday approximations: "35ish", "like 15", "40 or so" (a count or a size is followed by its unit, or
 # is too small to be a price).
@@ -100,14 +102,14 @@ _NEG_PRICE_RE = re.compile(r"\b(?:not|isn'?t|no|nothing|never)\s+(?:too\s+|very\
                            r"(pricey|pricy|expensive|costly)\b", re.I)
 # A message's price mentions: a cap or target keyword, or a `$`, before a number.
 _MENTION_RE = re.compile(
-    r"(?:under|below|less than|at most|max(?:imum)?|up to|<=?|cheaper than|around|about|budget(?: of| around| is)?)"
+    r"(?:under|below|less than|at most|max(?:imum)?|up to|<=?|cheaper than|" + _ABOUT + r"|budget(?: of| around| is)?)"
     r"\s*\$?\s*" + _NUMBER + r"|\$\s*" + _NUMBER)
 
 
 # A free-text message that names a price: a `$` or currency word beside a number, or a budget
 # keyword before one ("under 40", "around $25", "between 20 and 40").
-_PRICE_MENTION_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:under|below|around|about|over|above|"
-                               r"less than|more than|up to|at most|max|budget|between)\s*\$?\d", re.I)
+_PRICE_MENTION_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:under|below|around|about|bout|abt|arnd|"
+                               r"over|above|less than|more than|up to|at most|max|budget|between)\s*\$?\d", re.I)
 
 
 # A number with a unit of measure, a size or a count of things is no amount of money: "under 2 pounds" (a

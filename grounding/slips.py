@@ -31,10 +31,11 @@ _PLAIN_BY_LETTER: dict[str, tuple[str, ...]] = {}
 for _w in sorted(w for w in PEOPLE_STOP if len(w) >= 3 and w.isalpha()):
     _PLAIN_BY_LETTER[_w[0]] = _PLAIN_BY_LETTER.get(_w[0], ()) + (_w,)
 
-# The cue words of the budget, negation, "none of these" and change-of-mind readers.
+# The cue words of the budget, negation, "none of these" and change-of-mind readers, and the unit that tells
+# the budget reader a length from a price ("bout 48 igches long").
 CUE_WORDS = tuple(sorted("""
 under over around dollars bucks budget cheaper cheapest expensive pricey
-none nothing these those instead actually without anything
+none nothing these those instead actually without anything inches
 """.split()))
 
 

@@ -28,6 +28,7 @@ def said(*messages: str) -> list[Reading]:
     ("35ish", Budget(around=35.0)), ("like 15", Budget(around=15.0)), ("40 or so", Budget(around=40.0)),
     ("up to like 75", Budget(max_price=75.0)), ("Around a hundred dollars is fine.", Budget(around=100.0)),
     ("About a hundred for the set.", Budget(around=100.0)), ("fifty bucks", Budget(around=50.0)),
+    ("bout 25", Budget(around=25.0)), ("abt 30 bucks", Budget(around=30.0)), ("arnd 20", Budget(around=20.0)),
 ])
 def test_everyday_budget_wording_is_a_budget(text: str, budget: Budget) -> None:
     assert names_price(text) and parse_budget(text) == budget

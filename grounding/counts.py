@@ -23,11 +23,14 @@ _BEFORE_RE = re.compile(r"\b" + _N + r"(?:\s+[a-z]+){0,2}?\s+in\s+(?:a|the|one|e
                         + _N + r"(?:\s*-\s*|\s*)" + _UNIT + r"\b", re.I)
 # "pack of 3", "set of three", "bundle of 2"
 _AFTER_RE = re.compile(r"\b(?:multi-?\s?)?(?:pack|set|bundle|box|pair)s?\s+of\s+" + _N + r"\b", re.I)
+# "a multipack, like six of them", "you get two of them": how many come (not "I have three of them": how many
+# the shopper has; nor "one of those": which one).
+_OF_THEM_RE = re.compile(r"(?<!\bhave )(?<!\bown )\b(?!(?:one|a|1)\s)" + _N + r"\s+of\s+(?:them|those)\b", re.I)
 _IN_RE = re.compile(r"\bin\s+$", re.I)
 MAX_COUNT = 100     # hand-set bound: "250 pcs" of beads is a count, "1000 pack" is a typo or an id
-# Every match of the two patterns holds one of these (case-folded): a text without any states no count,
+# Every match of the patterns holds one of these (case-folded): a text without any states no count,
 # and most titles are read without running the patterns.
-_UNIT_PARTS = ("pack", "pk", "pair", "pcs", "count", "ct", "set", "box", "bundle")
+_UNIT_PARTS = ("pack", "pk", "pair", "pcs", "count", "ct", "set", "box", "bundle", "of them", "of those")
 
 
 def count_of(text: str) -> int | None:
@@ -42,7 +45,7 @@ def count_of(text: str) -> int | None:
 def by_patterns(text: str) -> int | None:
     """`count_of` without the quick test for a unit word (what the test is checked against)."""
     spans: list[tuple[int, int, int]] = []
-    for rx in (_BEFORE_RE, _AFTER_RE):
+    for rx in (_BEFORE_RE, _AFTER_RE, _OF_THEM_RE):
         for m in rx.finditer(text):
             word = next(g for g in m.groups() if g)
             spans.append((m.start(), m.end(), _value(word)))

@@ -257,13 +257,15 @@ def test_the_noun_a_shopper_uses_decides_the_kind_of_product(proxy_agent, messag
     ("I thought I wanted one pair, but a two-pack would be even better.", 2),
     ("I was thinking just one, but I'd rather a multipack of six.", 6),
     ("Two lockets in one pack.", 2), ("3 socks in a pack", 3),
+    ("a multipack, like six of them", 6), ("You get two of them", 2),
 ])
 def test_a_pack_count_is_read_from_a_message_and_a_title(text: str, count: int) -> None:
     assert count_of(text) == count
 
 
 @pytest.mark.parametrize("text", ["for my 2 kids", "size 10", "a pair of socks", "8 steel ribs", "multipack",
-                                  "under 15 for the pack", "one piece swimsuit", "2 Piece Outfit"])
+                                  "under 15 for the pack", "one piece swimsuit", "2 Piece Outfit",
+                                  "need backpacks for my girls, I have three of them", "not one of those bubble ones"])
 def test_a_number_without_its_unit_is_no_count(text: str) -> None:
     assert count_of(text) is None
 

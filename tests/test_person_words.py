@@ -226,3 +226,15 @@ def test_a_v_neck_ruled_out_takes_back_the_cut_and_its_words(slang_catalog: Path
     assert conversation_facts(readings).styles == frozenset()
     readings.append(_reading(agent, "t", "ok a v-neck is fine after all"))
     assert conversation_facts(readings).negated == frozenset()
+
+
+def test_a_compound_ruled_out_counts_against_a_product_that_writes_it_as_one_word(tmp_path: Path) -> None:
+    """"not a t-shirt" counts against "Tshirt" as against "T-Shirt" (the postings hold "tshirt", not "shirt")."""
+    from starter.people.features import states_any
+    shelf = ["Clothing, Shoes & Jewelry", "Men", "Clothing", "Shirts"]
+    rows = [product("C1", "Graphic Tshirt for men", ["Cotton"], shelf, 40, 20.0),
+            product("C2", "Graphic T-Shirt for men", ["Cotton"], shelf, 40, 20.0),
+            product("C3", "Button down shirt for men", ["Cotton"], shelf, 40, 20.0)]
+    index = Agent(str(write_rows(tmp_path / "catalog.jsonl", SMALL_PRODUCTS + rows))).index
+    stated = {p.pid: states_any(index, i, {"t-shirt"}) for i, p in enumerate(index.products) if p.pid[0] == "C"}
+    assert stated == {"C1": True, "C2": True, "C3": False}

@@ -45,8 +45,8 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
     one that names only wearers already said keeps the earlier, fuller answer, and the grown-ups both may mean)
     and which grown-ups its family words may also mean ("my son": men), who it is not for, how many in the pack
     (the latest said), negated words (a word said again later, in either number, without a negation is wanted
-    after all), the latest budget said, and the brands named.  `shown_prices[t]`: the prices shown after message t, which a
-    relative price move ("cheaper", "those look pricey") is read against."""
+    after all), the latest budget said, and the brands named.  `shown_prices[t]`: the prices shown after message
+    t, which a relative price move ("cheaper", "those look pricey") is read against."""
     audiences: frozenset[str] = frozenset()
     grown_up: frozenset[str] = frozenset()
     not_for: frozenset[str] = frozenset()

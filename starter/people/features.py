@@ -228,9 +228,11 @@ def _last_part(word: str) -> str:
 
 @lru_cache(maxsize=1 << 10)
 def _held_words(words: frozenset[str]) -> frozenset[str]:
-    """The tokens of which a product holds one where it states one of `words`: a compound's word in either
-    number ("v-necks": a "V-Neck" holds "neck"); a plain word itself."""
-    return frozenset(form for w in words for form in (number_forms(_last_part(w)) if "-" in w else (w,)))
+    """The tokens of which a product holds one where it states one of `words`: a compound's word or the
+    compound written as one word, in either number ("v-necks": a "V-Neck" holds "neck", a "Vneck" "vneck"); a
+    plain word itself."""
+    return frozenset(form for w in words
+                     for form in (number_forms(_last_part(w)) | number_forms(w.replace("-", "")) if "-" in w else (w,)))
 
 
 @lru_cache(maxsize=1 << 16)

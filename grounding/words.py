@@ -88,6 +88,7 @@ ive youre youve youll theyre theyve thats whats doesnt didnt isnt arent wasnt we
 shouldnt cant havent hasnt shes hes
 yeah yep yup nope nah omg btw tbh idk imo gonna wanna gotta kinda sorta lemme gimme ur ya yall haha um uh
 without except avoid hate hates dislike rather guess
+hiya ugh woo excited appreciate hoping patient typing next today tomorrow tonight yesterday
 """.split())
 
 

@@ -238,3 +238,12 @@ def test_a_compound_ruled_out_counts_against_a_product_that_writes_it_as_one_wor
     index = Agent(str(write_rows(tmp_path / "catalog.jsonl", SMALL_PRODUCTS + rows))).index
     stated = {p.pid: states_any(index, i, {"t-shirt"}) for i, p in enumerate(index.products) if p.pid[0] == "C"}
     assert stated == {"C1": True, "C2": True, "C3": False}
+
+
+def test_small_talk_leaves_no_words_in_the_query(slang_catalog: Path) -> None:
+    """"hiya, so excited, the trip is next week": small talk changes nothing the query holds."""
+    agent = Agent(str(slang_catalog))
+    agent.reset("s", {})
+    words = message_words(_reading(agent, "s", "hiya! ugh so excited, appreciate it, hoping to get them today"))
+    assert not {"hiya", "ugh", "excited", "appreciate", "hoping", "today"} & set(words)
+    assert "trip" in message_words(_reading(agent, "s", "the beach trip is next week"))

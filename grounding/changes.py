@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from grounding.negation import SHADES, phrase_words
+from grounding.negation import SHADES, words_said
 from grounding.styles import style_mentions
 from grounding.words import COLORS, MATERIALS, MEMO_SIZE, tokens
 
@@ -87,7 +87,7 @@ def replaced_words(earlier: str, later: str) -> frozenset[str]:
     if not new:
         return frozenset()
     old = value_words(earlier)
-    again = set(tokens(later.lower())) | phrase_words(later)
+    again = words_said(later)
     kinds = set(new)
     if old.get("pattern", frozenset()) & _ONE_COLOUR and not new.get("pattern", _ONE_COLOUR) <= _ONE_COLOUR:
         kinds.add("colour")             # "plain black" ... "actually a floral print": a print, of its own colours

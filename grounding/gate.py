@@ -39,9 +39,9 @@ from grounding.clues import ClueIndex, FragmentMatches, injection_token_position
 from grounding.injection import SOFT_INSTRUCTION_RE, hard_injection, soft_injection
 from grounding.negation import NEGATION_RE
 from grounding.person_words import PEOPLE_STOP
-from grounding.slips import nearer_a_plain_word
 from grounding.settings import GroundingTunables
 from grounding.shelves import ShelfMatcher
+from grounding.slips import nearer_a_plain_word
 from grounding.vocabulary import Vocabulary
 from grounding.words import LEADING_NEGATION_RE, content_tokens, is_number, tokens, tokens_with_spans
 

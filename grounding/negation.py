@@ -31,6 +31,7 @@ _LEAD = r"(?:(?:any|anything|too|an?|the|super|very|really|so|overly|those|these
 # The word ruled out; a letter joined to a word ("t-shirt", "v-necks", "a-line"; typed apart: "t shirt", "v neck")
 # is one word, since the letter alone names nothing.
 _COMPOUND = r"\b(?:[a-z]-[a-z]{2,}|[tv] (?:shirts?|necks?)\b)"
+_COMPOUND_RE = re.compile(_COMPOUND)
 _WORD = r"(" + _COMPOUND + r"|[a-z][a-z]+)"
 NEGATION_RE = re.compile(_CUE + _LEAD + _WORD)
 # Up to three more modifiers before "one(s)", read from the end of the first rejected word.
@@ -82,7 +83,13 @@ def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str
 def phrase_words(phrase: str) -> set[str]:
     """The words of a phrase as `negations` names them: its compounds ("t-shirt") and its other tokens."""
     low = phrase.lower()
-    return set(tokens(re.sub(_COMPOUND, " ", low))) | {c.replace(" ", "-") for c in re.findall(_COMPOUND, low)}
+    return set(tokens(_COMPOUND_RE.sub(" ", low))) | {c.replace(" ", "-") for c in _COMPOUND_RE.findall(low)}
+
+
+def words_said(text: str) -> set[str]:
+    """Every word a later message may say again: its tokens and its compounds ("a t-shirt": a, t, shirt,
+    t-shirt), so that a word taken back or ruled out before is found whichever way it was named."""
+    return set(tokens(text)) | phrase_words(text)
 
 
 def _rejects_nothing(low: str, m: re.Match[str]) -> bool:

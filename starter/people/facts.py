@@ -14,7 +14,7 @@ from grounding.budget import NEGATABLE_PRICE_WORDS, Budget, parse_budget, relati
 from grounding.changes import replaced_words
 from grounding.colours import colours_said
 from grounding.counts import count_of
-from grounding.negation import number_forms, phrase_words
+from grounding.negation import number_forms, words_said
 from grounding.styles import Style, style_mentions
 from grounding.words import tokens
 from starter.people.brands import Brands
@@ -80,7 +80,7 @@ def conversation_facts(readings: list[Reading], brands: Brands | None = None,
         elif not audiences:
             audiences = pronoun_audiences(text)            # "a gift for him", while no wearer was named
         not_for = (not_for - said) | ruled_out
-        again = set(tokens(r.spelled_text)) | phrase_words(r.spelled_text)       # in either number
+        again = words_said(r.spelled_text)
         negated = {w for w in negated if again.isdisjoint(number_forms(w))} | set(r.negated)
         styles = _styles_after(styles, r)
         count = count_of(r.text) or count

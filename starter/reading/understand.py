@@ -25,8 +25,8 @@ from typing import Any, Callable
 
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
 from grounding.audience import AUDIENCE_WORDS
-from grounding.privative import privative_words
 from grounding.negation import phrase_words
+from grounding.privative import privative_words
 from grounding.proposals import TextFacts, read_facts
 from grounding.slang import slang_words
 from grounding.slips import respelled

@@ -135,7 +135,9 @@ def pronoun_audiences(text: str) -> frozenset[str]:
 # mommy", "like my grandma's") and someone who has a say without being the one who wears it ("my wife says small",
 # "my wife just said long sleeves"; "my dad said he wants a cap" names him).  The catalog's own words ("his mens
 # size", "I'd like womens") always name the wearer.  "With my wife" does not count here: the companion is often
-# the wearer ("a camping trip with my wife, she needs shorts").
+# the wearer ("a camping trip with my wife, she needs shorts").  Nor is the one whose wedding or funeral it is
+# ("my sister's wedding is next month", "a dress for my son's wedding": the shopper attends); a birthday's is
+# ("for my dad's birthday": a gift).
 _RELATIVES = sorted(set(SHOPPER_WORDS) - set(_CATALOG_WORDS) - {"male", "female", "unisex", "couples", "gentleman",
                                                                  "gentlemen", "lady", "guy", "guys"},
                     key=len, reverse=True)
@@ -144,6 +146,8 @@ _MENTIONED_RE = re.compile(
     r"(\bfor\s+)?(?<!call )(?<!calls )(?<!called )(?<!calling )\b(?:her|his|their)\s+"
     r"(?:(?:little|big|older|younger|baby)\s+)?" + _RELATIVE + r"\b(?:'?s)?"
     r"|\blike\s+(?:(?:my|her|his|their|our|the)\s+)?" + _RELATIVE + r"\b"
+    r"|\b(?:my|our|her|his|their)\s+(?:(?:little|big|older|younger|baby)\s+)?" + _RELATIVE
+    + r"(?:'s|’s|s|s')\s+(?:wedding|funeral)s?\b"
     r"|\b" + _RELATIVE + r"\s+(?:(?:just|also|always|even)\s+)?(?:says|said|thinks|thought|told\s+me)\b"
     r"(?!\s+(?:that\s+)?(?:he|she|they)\b)", re.I)
 

@@ -15,6 +15,7 @@ from a word ("ON") is never looked for.  The thresholds are
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -101,11 +102,11 @@ class BrandMatcher:
                 if not names:
                     continue
                 said, store = " ".join(words[i:i + n]), names[0]
-                why = self._refusal(words[i:i + n], store)
+                why = self._refusal(words[i:i + n], store) or _said_as_a_word(text.lower(), words, i, n)
+                used[i:i + n] = [True] * n              # refused, the words are read: no slip of a name either
                 if why:
                     refused.append(BrandRejection(said, store, why))
                     continue
-                used[i:i + n] = [True] * n
                 found.append(BrandMention(store, said, "exact"))
         # A misspelt name: a run of words, one of them no catalog word at all, within a slip or two of a
         # store name of as many words.
@@ -150,6 +151,29 @@ class BrandMatcher:
         if all(self.word_df(w) > self.common_ratio * self.sizes.get(store, 0) for w in content):
             return "product words on many more products than the store has"
         return None
+
+
+# "so I start a new job", "we rush out": a name right after a subject is a verb there.
+_SUBJECTS = frozenset("i we you they".split())
+
+
+def _said_as_a_word(low: str, words: list[str], i: int, n: int) -> str | None:
+    """Why the store name `words[i:i + n]`, said in the lower-cased message `low`, is an everyday word there (None:
+    it may name the store): a verb after a subject ("so I start a new job"), or a noun after "the" that ends its
+    clause or is "of" something ("rushing out the door", "the champion of hide and seek"); a brand said after
+    "the" names what it makes or is called one ("the Hanes one", "the Lare brand")."""
+    before = words[i - 1] if i else ""
+    if before in _SUBJECTS:
+        return "a verb after a subject, not a brand"
+    if before == "the" and (i + n == len(words) or words[i + n] == "of" or _ends_a_clause(low, words[i:i + n])):
+        return "an everyday noun after \"the\", not a brand"
+    return None
+
+
+def _ends_a_clause(low: str, name: list[str]) -> bool:
+    """Whether the lower-cased message says "the" and the name right before a stop or a comma ("rushing out the
+    door, so")."""
+    return re.search(r"\bthe\s+" + r"\W+".join(map(re.escape, name)) + r"\s*[.,;!?]", low) is not None
 
 
 def of_the_maker(store: str, named: str) -> bool:

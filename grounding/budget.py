@@ -66,10 +66,10 @@ _ABOUT = r"(?:around|about|\bbout|\babt|\barnd)"
 _AROUND_RE = re.compile(r"(?:" + _ABOUT + r"|roughly|approximately|approx\.?|~|near|close to|budget around)\s*"
                         + _AMOUNT, re.I)
 # Everyday approximations: "35ish", "like 15", "40 or so" (a count or a size is followed by its unit, or
-# is too small to be a price).
+# is too small to be a price; "like 10 of them" is a count).
 _ROUGH_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*(?:-?ish|or so)\b|\blike\s+\$?" + _NUMBER
                        + r"(?!\+?\s*(?:%|percent|pairs?|packs?|pcs|pieces|sets?|inch|inches|in\b|x\b|times|years?|"
-                       r"months?|colou?rs?|pockets?|-?\s*something))\b", re.I)
+                       r"months?|colou?rs?|pockets?|-?\s*something|\s*of\s+(?:them|those|these)\b))\b", re.I)
 ROUGH_MIN_PRICE = 10.0        # hand-set: "like 2" or "8ish" is a count or a size, not a price ...
 # ... unless the message speaks of price ("super cheap like 7").
 # A floor said after the amount: "70+ is fine", "$40+", "50 plus", "45 or more", "60 and up", "50 or a bit
@@ -210,6 +210,12 @@ _NOT_CHEAP_RE = re.compile(r"\b(?:not|no|nothing|never)\s+(?:too\s+|that\s+|so\s
                            r"(?:cheap|cheapo|cheaply|cheap-looking)\b", re.I)
 # "too pricey", "way too expensive": a complaint about price, so a wish for cheaper, never for premium.
 _TOO_DEAR_RE = re.compile(r"\btoo (?:pricey|pricy|expensive|costly|much)\b")
+# "kind of luxury looking", "luxury styled", "looks expensive", "a premium feel": how it looks or feels, which a
+# product at any price may; no wish about the price.
+_HIGH_WORD = r"(?:luxury|luxurious|premium|expensive|pricey|high[\s-]end)"
+_LOOKS_HIGH_RE = re.compile(r"\b" + _HIGH_WORD + r"[\s-]+(?:look(?:s|ing)?|styled?|styling|feel(?:s|ing)?|vibes?)\b"
+                            r"|\b(?:looks?|looking|feels?)\s+(?:a bit\s+|a little\s+|kind of\s+|kinda\s+|really\s+|"
+                            r"very\s+|so\s+|more\s+)?" + _HIGH_WORD + r"\b")
 
 
 def qualitative_budget(text: str) -> str | None:
@@ -222,7 +228,7 @@ def qualitative_budget(text: str) -> str | None:
     words = set(tokens(low))
     if words & LOW_PRICE_WORDS or "low cost" in low or "low-cost" in low or _TOO_DEAR_RE.search(low):
         return "low"
-    if words & HIGH_PRICE_WORDS:
+    if set(tokens(_LOOKS_HIGH_RE.sub(" ", low))) & HIGH_PRICE_WORDS:
         return "high"
     return None
 

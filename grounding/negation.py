@@ -80,6 +80,18 @@ def negations(low: str, negatable: Callable[[str], bool]) -> list[tuple[str, str
     return out
 
 
+def contrasted_heads(low: str, negated: set[str]) -> set[str]:
+    """The words after a ruled-out modifier that the message then sets against something else ("not pajama
+    sets, just the shirt", "no shoulder strap, just handles": the sets and the strap), in the lower-cased `low`.
+    They are not ruled out (the head stays wanted where only its modifier is: "not a party dress"), but this
+    message does not ask for them either."""
+    heads: set[str] = set()
+    for word in negated:
+        for m in re.finditer(rf"\b{word_pattern(word)}((?:\s+[a-z][a-z-]+){{1,2}}?)\s*,?\s+(?:just|only)\s", low):
+            heads |= set(tokens(m.group(1)))
+    return heads
+
+
 def phrase_words(phrase: str) -> set[str]:
     """The words of a phrase as `negations` names them: its compounds ("t-shirt") and its other tokens."""
     low = phrase.lower()

@@ -11,6 +11,7 @@ template shopper says little else).
 from __future__ import annotations
 
 from contest.persona import SPOKEN
+from grounding.audience import AUDIENCE_WORDS
 from grounding.shelves import ShelfGuess, ShelfMatcher
 from grounding.words import NO_PREFERENCE_VOCAB, NOT_RIGHT_CUE, tokens
 from starter.conversation.state import PoolOpened, SessionState, apply
@@ -87,8 +88,10 @@ def is_quoting(reading: Reading, shelves: ShelfMatcher, tracks: TrackTable, cfg:
 def says_only_no_preference(text: str, attribute: str) -> bool:
     """Whether a no-preference reply about `attribute` says nothing else.  The template shopper's "I
     don't really care about other." names nothing; a person's "She doesn't mind hand washing it."
-    names a detail of the product, and is no sign that a template shopper is speaking."""
+    names a detail of the product, and is no sign that a template shopper is speaking; nor is "unisex is fine,
+    he is not picky" (who it is for is a detail too, and no template attribute names a wearer)."""
     named = set(tokens(attribute.replace("_", " "))) | set(tokens(SPOKEN.get(attribute, "")))
-    return all(len(w) < 2 or w in PEOPLE_STOP or w in NO_PREFERENCE_VOCAB or w in named for w in tokens(text))
+    return all(len(w) < 2 or (w in PEOPLE_STOP and w not in AUDIENCE_WORDS) or w in NO_PREFERENCE_VOCAB
+               or w in named for w in tokens(text))
 
 

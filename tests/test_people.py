@@ -313,7 +313,7 @@ def test_a_person_who_does_not_mind_a_detail_stays_with_people(people_catalog: P
     ("other doesn't matter to me.", True), ("I don't have an additional preference for other.", True),
     ("I'm not fussy about anything else.", True), ("No preference really.", True),
     ("She doesn't mind hand washing it.", False), ("Doesn't matter, anything comfy.", False),
-    ("I don't care about the color, but it must be leather.", False),
+    ("I don't care about the color, but it must be leather.", False), ("unisex is fine, he is not picky", False),
 ])
 def test_a_bare_no_preference_names_nothing_but_the_attribute(text: str, bare: bool) -> None:
     assert says_only_no_preference(text, "other") is bare

@@ -8,7 +8,8 @@ from starter.people.words import query_words
 
 
 @pytest.mark.parametrize("text,meant", [
-    ("toddler girl undies", {"underwear", "panties"}), ("comfy kicks 4 my bf", {"sneakers"}),
+    ("toddler girl undies", {"underwear", "panties"}), ("comfy kicks 4 my bf", {"sneakers", "comfortable"}),
+    ("stretchy leggings with a cushy waistband", {"stretch", "cushioned"}),
     ("flannel pjs for my wife", {"pajamas", "pajama"}), ("mens sweats", {"sweatpants"}),
     ("black boots please", set()),
     ("after some wellies for my husband", {"rain", "boots"}), ("a reverse brolly, teal", {"umbrella"}),

@@ -6,7 +6,7 @@ import re
 from grounding.audience import AUDIENCE_WORDS, LIST_REMARK_RE, style_name_words
 from grounding.budget import states_an_amount
 from grounding.changes import replaced_words
-from grounding.negation import phrase_words
+from grounding.negation import contrasted_heads, phrase_words
 from grounding.person_words import ASKING_VERBS, PEOPLE_STOP, QUESTION_WORDS
 from grounding.words import tokens
 from starter.reading.understand import Reading
@@ -39,6 +39,7 @@ def message_words(reading: Reading) -> list[str]:
     text, negated = reading.text, set(reading.negated)
     # A compound ruled out ("not a t-shirt") rules out its words, but those the message says alone too.
     negated |= {part for w in reading.negated if "-" in w for part in w.split("-")} - phrase_words(text)
+    negated |= contrasted_heads(text.lower(), set(reading.negated))       # "not pajama sets, just the shirt"
     said = tokens(LIST_REMARK_RE.sub(" ", text))
     # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size", "one" in "one piece".
     kept = style_name_words(text) | {word for rx, word in _CUT_PHRASES if rx.search(text)}

@@ -66,10 +66,19 @@ def cue_slip(typed: str) -> str | None:
     return meant[0] if len(meant) == 1 else None
 
 
+# Chat shorthand no listing uses, read as the word meant before anything reads the message ("wmns blk lthr
+# boots", "sz m w/o hood"): hand-set vocabulary, as the slang of `grounding.slang` is (no listing title holds any).
+SHORTHAND = {"blk": "black", "wht": "white", "gry": "gray", "lthr": "leather", "slv": "sleeve", "slvs": "sleeves",
+             "wmns": "womens", "wmn": "women"}
+_WITHOUT_RE = re.compile(r"\bw/o\b", re.I)
+
+
 def respell_cues(text: str, known: Callable[[str], bool]) -> str:
-    """`text` with each word that is not `known` and is a slip of a cue word replaced by that word (the rest of
-    the text as typed)."""
-    meant = {tok: cue for tok in tokens(text) if not known(tok) and (cue := cue_slip(tok)) is not None}
+    """`text` with each word that is not `known` and is a slip of a cue word replaced by that word, and chat
+    shorthand by the word meant ("w/o" by "without"; the rest of the text as typed)."""
+    text = _WITHOUT_RE.sub("without", text)
+    meant = {tok: SHORTHAND.get(tok) or cue_slip(tok) for tok in tokens(text) if not known(tok)}
+    meant = {tok: word for tok, word in meant.items() if word is not None}
     return respelled(text, meant) if meant else text
 
 

@@ -12,6 +12,7 @@ from grounding.negation import states_present
 from grounding.slips import cue_slip, nearer_a_plain_word, plausible_slip, respell_cues
 from starter.agent import Agent
 from starter.reading.kinds import MessageKind
+from starter.reading.parse import parse_message
 from starter.people.facts import conversation_facts
 from starter.people.words import message_words, query_words
 from starter.reading.understand import Reading
@@ -96,6 +97,17 @@ def test_cue_words_are_respelled_in_place_and_known_words_never() -> None:
     known = {"none", "these", "boots", "fun", "print"}.__contains__
     assert respell_cues("Nne of thse boots, undre 40 dolars!", known) == "none of thse boots, under 40 dollars!"
     assert respell_cues("none of these, a fun print", known) == "none of these, a fun print"
+
+
+def test_chat_shorthand_is_read_as_the_word_meant() -> None:
+    """"wmns blk lthr", "w/o": shorthand no listing uses, read before the fact readers see the message."""
+    known = {"boots", "hood"}.__contains__
+    assert respell_cues("wmns blk lthr boots w/o laces", known) == "womens black leather boots without laces"
+    readings = [Reading.of(parse_message(m, t, respell=lambda text: respell_cues(text, known)))
+                for t, m in enumerate(("2pk wmns socks, blk", "sz m hoodie w/o hood"), 1)]
+    facts = conversation_facts(readings)
+    assert facts.audiences == {"women"} and facts.negated == {"hood"}
+    assert readings[0].obs.said == "2pk wmns socks, blk"             # kept as typed for the trace
 
 
 def test_a_message_read_with_its_cue_words_spelled_right(slang_catalog: Path) -> None:

@@ -61,12 +61,15 @@ def session_rows(index, sessions: list, weights: np.ndarray, settings, card_weig
 
 
 def fit_trees(x: np.ndarray, labels: np.ndarray, groups: list[int], init: np.ndarray,
-              monotone: list[int], row_weights: np.ndarray | None = None) -> list[dict]:
+              monotone: list[int], row_weights: np.ndarray | None = None, overrides: dict | None = None,
+              rounds: int = ROUNDS) -> list[dict]:
     """The trees LightGBM fits on top of `init` (each row weighted by `row_weights`, its card's weight in the
-    fit), as {"feature", "threshold", "left", "right", "leaf"} lists."""
+    fit), as {"feature", "threshold", "left", "right", "leaf"} lists; `overrides` replace entries of `PARAMS`
+    (a trial of another configuration, `scripts.refit_spread --param`)."""
     import lightgbm
     data = lightgbm.Dataset(x, labels, weight=row_weights, group=groups, init_score=init)
-    booster = lightgbm.train({**PARAMS, "monotone_constraints": monotone}, data, num_boost_round=ROUNDS)
+    params = {**PARAMS, **(overrides or {}), "monotone_constraints": monotone}
+    booster = lightgbm.train(params, data, num_boost_round=rounds)
     return [tree_lists(t["tree_structure"]) for t in booster.dump_model()["tree_info"]]
 
 

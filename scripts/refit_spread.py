@@ -1,6 +1,7 @@
 """How far refitting the people model's trees moves the measures, and where the committed fit lies among the refits.
 
-    python -m scripts.refit_spread --pools P [--fits 6] [--workers 2] [--out FILE]
+    python -m scripts.refit_spread --pools P [--fits 6] [--workers 2] [--out FILE] [--param KEY=VALUE ...]
+                                   [--rounds N]
 
 `P` holds pools recorded by `python -m scripts.people_replay record` (the tune halves of
 `scripts.fit_people.TUNE_SETS` among them).  The trees that correct the fitted logit
@@ -29,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from contest.jsonl import read_jsonl
+from scripts import fit_correction
 from scripts.fit_people import PERSONAS, SIGNS, TUNE_SETS, card_weights, live_agent
 from scripts.people_replay import half_group
 
@@ -52,13 +54,12 @@ def _load(path: Path) -> list:
     return pickle.loads(path.read_bytes())
 
 
-def fit_one(job: tuple[Path, int]) -> list[dict]:
+def fit_one(job: tuple[Path, int, dict, int]) -> list[dict]:
     """The trees fitted on the tune halves of `pools` with the cards weighted by `multipliers(seed)` on top of
     the committed logit (a process of its own under --workers)."""
-    from scripts import fit_correction
     from starter.people.features import FEATURES
     from starter.people.ranking import load_weights
-    pools, seed = job
+    pools, seed, overrides, rounds = job
     agent = live_agent(0)
     cards = [c for name in TUNE_SETS for c in read_jsonl(PERSONAS / f"{name}.jsonl")]
     base = dict(zip((c["sample_id"] for c in cards), card_weights(cards)))
@@ -67,7 +68,21 @@ def fit_one(job: tuple[Path, int]) -> list[dict]:
     weight = [base[i] * m for i, m in zip(ids, multipliers(ids, seed))]
     x, labels, groups, init, rows = fit_correction.session_rows(agent.index, sessions, load_weights(),
                                                                 agent.settings.people, weight)
-    return fit_correction.fit_trees(x, labels, groups, init, [SIGNS.get(f, 0) for f in FEATURES], rows)
+    return fit_correction.fit_trees(x, labels, groups, init, [SIGNS.get(f, 0) for f in FEATURES], rows,
+                                    overrides, rounds)
+
+
+def parse_params(items: list[str]) -> dict[str, float]:
+    """{key: number} of "KEY=VALUE" items, each key one of `fit_correction.PARAMS` (a misspelt key would be
+    passed to LightGBM and silently ignored)."""
+    out: dict[str, float] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or key not in fit_correction.PARAMS:
+            raise ValueError(f"--param {item!r}: expected KEY=VALUE with KEY one of {sorted(fit_correction.PARAMS)}")
+        number = float(value)
+        out[key] = int(number) if number.is_integer() else number
+    return out
 
 
 def bagged(fits: list[list[dict]]) -> list[dict]:
@@ -133,14 +148,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fits", type=int, default=6, help="refits: fit 0 on the cards as they are, then bootstraps")
     ap.add_argument("--workers", type=int, default=1, help="refits at once, one process each")
     ap.add_argument("--out", type=Path, help="also write the report here")
+    ap.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="refit with this LightGBM parameter in place of fit_correction.PARAMS' (a number)")
+    ap.add_argument("--rounds", type=int, default=None, help="refit with this many trees (default: ROUNDS)")
     args = ap.parse_args(argv)
+    try:
+        overrides = parse_params(args.param)
+    except ValueError as e:
+        ap.error(str(e))
     missing = [n for n in TUNE_SETS if not (args.pools / f"{n}.pkl").is_file()]
     if missing or args.fits < 1:
         ap.error(f"--pools lacks the tune halves {missing}" if missing else "--fits must be at least 1")
     from tqdm import tqdm
 
     from starter.people.correction import from_trees, load_correction
-    jobs = [(args.pools, k) for k in range(args.fits)]
+    rounds = args.rounds or fit_correction.ROUNDS
+    jobs = [(args.pools, k, overrides, rounds) for k in range(args.fits)]
     with ProcessPoolExecutor(max_workers=max(1, args.workers)) as pool:
         fits = list(tqdm(pool.map(fit_one, jobs), total=len(jobs), unit="fit", file=sys.stderr))
     corrections = {"committed": load_correction(), "bag": from_trees(bagged(fits))}

@@ -59,3 +59,16 @@ def test_training_rows_leave_out_cards_drawn_no_times_and_pools_without_the_targ
     assert groups == [3] and labels.tolist() == [0.0, 0.0, 1.0] and rows.tolist() == [2.0, 2.0, 2.0]
     np.testing.assert_allclose(init, sessions[0].turns[0].pool.features @ load_weights())
     assert x.shape == (3, len(FEATURES))
+
+
+def test_a_trial_configuration_names_only_parameters_the_fit_has() -> None:
+    """"--param min_data_in_leaf=400" replaces the fit's value (as a number); a key the fit does not set (a slip
+    LightGBM would ignore without a word) or a value that is no number is refused."""
+    assert refit_spread.parse_params(["min_data_in_leaf=400", "learning_rate=0.025"]) == {
+        "min_data_in_leaf": 400, "learning_rate": 0.025}
+    for bad in (["min_data_in_lef=400"], ["learning_rate"], ["num_leaves=many"]):
+        try:
+            refit_spread.parse_params(bad)
+        except ValueError:
+            continue
+        raise AssertionError(f"{bad} was accepted")

@@ -182,13 +182,14 @@ def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, 
             "mrr": round(reciprocal / m, 4), "log_p": round(log_p / m, 4)}
 
 
-HELD_OUT_WAVES = {"4": "fourth wave", "5": "fifth wave"}     # waves of cards the people model is never fitted on
+# Waves of cards the people model is never fitted on (`scripts.fit_people.TUNE_SETS` holds none of their halves).
+HELD_OUT_WAVES = {"4": "fourth wave", "5": "fifth wave", "6": "sixth wave", "7": "seventh wave"}
 
 
 def half_group(name: str) -> str:
-    """The group of a recorded card set: a fourth- or fifth-wave half (never tuned on), a tune half, a confirm
-    half, or other (a set not split into halves)."""
-    wave = re.search(r"([45])_(?:tune|confirm)$", name)
+    """The group of a recorded card set: a half of a wave never fitted on (`HELD_OUT_WAVES`), a tune half, a
+    confirm half, or other (a set not split into halves)."""
+    wave = re.search(r"([4-7])_(?:tune|confirm)$", name)
     if wave:
         return HELD_OUT_WAVES[wave.group(1)]
     if name == "tune" or name.endswith("_tune"):

@@ -9,8 +9,8 @@
 they are, fit k on the cards each weighted again by a Poisson(1) draw (seed k: a bootstrap of the cards that
 keeps every turn of a card together).  Every recorded set is then replayed with each fit, with their average
 (the bag) and with the committed trees, by the agent's own ranking and commit rule
-(`scripts.people_replay`).  The report gives, per group of halves (tune, confirm, fourth wave, fifth wave, others), the
-change against the committed trees of the session scores summed over the group's halves and of the mean
+(`scripts.people_replay`).  The report gives, per group of halves (tune, confirm, each wave never fitted on,
+others), the change against the committed trees of the session scores summed over the group's halves and of the mean
 reciprocal rank per turn (turns 1-6), for each fit, for their mean and standard deviation, and for the bag.
 
 Why: a session turns on the few turns where its target first reaches the top, so trees refitted on slightly
@@ -35,7 +35,8 @@ from scripts.fit_people import PERSONAS, SIGNS, TUNE_SETS, card_weights, live_ag
 from scripts.people_replay import half_group
 
 GROUPS = (("tune", "tune halves"), ("confirm", "confirm halves"), ("fourth wave", "fourth wave"),
-          ("fifth wave", "fifth wave"), ("other", "others"))
+          ("fifth wave", "fifth wave"), ("sixth wave", "sixth wave"), ("seventh wave", "seventh wave"),
+          ("other", "others"))
 TURNS = 6
 
 

@@ -20,7 +20,20 @@ def test_halves_fall_into_their_groups() -> None:
     assert [people_replay.half_group(n) for n in ("confirm", "terse_confirm", "scripts2_confirm")] == ["confirm"] * 3
     assert [people_replay.half_group(n) for n in ("longtail4_tune", "scripts4_confirm")] == ["fourth wave"] * 2
     assert [people_replay.half_group(n) for n in ("terse5_tune", "scripts5_confirm")] == ["fifth wave"] * 2
+    assert [people_replay.half_group(n) for n in ("longtail7_tune", "terse6_confirm")] == ["seventh wave", "sixth wave"]
     assert [people_replay.half_group(n) for n in ("wording2", "wording3")] == ["other"] * 2
+
+
+def test_a_half_is_grouped_as_tuned_exactly_when_the_fit_reads_it() -> None:
+    """A wave added to the cards but not to the fit must not be counted among the tune halves (nor its confirm
+    half among the confirm halves of fitted sets)."""
+    from scripts.fit_people import TUNE_SETS
+    from scripts.persona_split import HALVED_SETS, half_name
+    for card_set in HALVED_SETS:
+        tune, confirm = half_name(card_set, "tune"), half_name(card_set, "confirm")
+        fitted = tune in TUNE_SETS
+        assert (people_replay.half_group(tune) == "tune") is fitted, tune
+        assert (people_replay.half_group(confirm) == "confirm") is fitted, confirm
 
 
 def test_the_bootstrap_draws_per_card_whatever_the_order() -> None:

@@ -23,7 +23,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import DamerauLevenshtein
 
 from grounding.settings import GroundingTunables
-from grounding.words import STOP, tokens
+from grounding.words import STOP, tokens, tokens_with_spans
 
 
 # Endings that make an everyday word of a catalog word: (ending, what it replaces), longest first; "y" makes an
@@ -90,7 +90,8 @@ class BrandMatcher:
 
     def read(self, text: str) -> tuple[list[BrandMention], list[BrandRejection]]:
         """The stores a message names (each once, in the order said) and the names refused."""
-        words = tokens(text)
+        spans = tokens_with_spans(text)
+        words = [w for w, _, _ in spans]
         found: list[BrandMention] = []
         refused: list[BrandRejection] = []
         used = [False] * len(words)
@@ -102,7 +103,7 @@ class BrandMatcher:
                 if not names:
                     continue
                 said, store = " ".join(words[i:i + n]), names[0]
-                why = self._refusal(words[i:i + n], store) or _said_as_a_word(text.lower(), words, i, n)
+                why = self._refusal(words[i:i + n], store) or _said_as_a_word(text, spans, i, n)
                 used[i:i + n] = [True] * n              # refused, the words are read: no slip of a name either
                 if why:
                     refused.append(BrandRejection(said, store, why))
@@ -155,25 +156,22 @@ class BrandMatcher:
 
 # "so I start a new job", "we rush out": a name right after a subject is a verb there.
 _SUBJECTS = frozenset("i we you they".split())
+# What ends a clause right after a word ("rushing out the door, so ...").
+_CLAUSE_END_RE = re.compile(r"\s*[.,;!?]")
 
 
-def _said_as_a_word(low: str, words: list[str], i: int, n: int) -> str | None:
-    """Why the store name `words[i:i + n]`, said in the lower-cased message `low`, is an everyday word there (None:
-    it may name the store): a verb after a subject ("so I start a new job"), or a noun after "the" that ends its
-    clause or is "of" something ("rushing out the door", "the champion of hide and seek"); a brand said after
-    "the" names what it makes or is called one ("the Hanes one", "the Lare brand")."""
-    before = words[i - 1] if i else ""
+def _said_as_a_word(text: str, spans: list[tuple[str, int, int]], i: int, n: int) -> str | None:
+    """Why the store name said as the tokens `spans[i:i + n]` of `text` is an everyday word there (None: it may
+    name the store): a verb after a subject ("so I start a new job"), or a noun after "the" that ends its clause
+    or is "of" something ("rushing out the door", "the champion of hide and seek"); a brand said after "the"
+    names what it makes or is called one ("the Hanes one", "the Lare brand")."""
+    before = spans[i - 1][0] if i else ""
     if before in _SUBJECTS:
         return "a verb after a subject, not a brand"
-    if before == "the" and (i + n == len(words) or words[i + n] == "of" or _ends_a_clause(low, words[i:i + n])):
+    after = spans[i + n][0] if i + n < len(spans) else ""
+    if before == "the" and (not after or after == "of" or _CLAUSE_END_RE.match(text, spans[i + n - 1][2])):
         return "an everyday noun after \"the\", not a brand"
     return None
-
-
-def _ends_a_clause(low: str, name: list[str]) -> bool:
-    """Whether the lower-cased message says "the" and the name right before a stop or a comma ("rushing out the
-    door, so")."""
-    return re.search(r"\bthe\s+" + r"\W+".join(map(re.escape, name)) + r"\s*[.,;!?]", low) is not None
 
 
 def of_the_maker(store: str, named: str) -> bool:

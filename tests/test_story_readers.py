@@ -51,6 +51,7 @@ def _stores() -> BrandMatcher:
     ("so I start a new job monday", []), ("names you the champion of hide and seek", []),
     ("it's the hanes one with the cooling fabric", ["Hanes"]), ("the champion ones w/ the c logo", ["Champion"]),
     ("a Door cardigan for me", ["Door"]), ("It's the Hanes brand.", ["Hanes"]),
+    ("the Door cardigans are nice, mine sits by the door.", ["Door"]),
 ])
 def test_an_everyday_word_is_no_store_name(text: str, stores: list[str]) -> None:
     found, refused = _stores().read(text)

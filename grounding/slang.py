@@ -4,9 +4,9 @@ A catalog names a product the way a store files it ("Women's Underwear", "Pajama
 person on a phone says "undies", "jammies", "trainers".  Spelling correction cannot bridge them (neither is a
 slip of the other) and BM25 sees no shared word, so the listing's own word is added to what the shopper said.
 The table is hand-set vocabulary, like the colour and material families: it cannot be estimated from a catalog
-that never uses the words.  Only words listing titles (almost) never use are listed ("tee" and "hoodie" are
-listing words already), and none that also means something else in a message about clothes ("shades" of a
-colour, "runners" who wear the shoes).
+that never uses the words.  Only words listing titles (almost) never use are listed ("hoodie" is a listing word
+already; "tee" is one the listings use less than their own "T-Shirt"), and none that also means something else
+in a message about clothes ("shades" of a colour, "runners" who wear the shoes).
 """
 from __future__ import annotations
 
@@ -43,6 +43,10 @@ for _meant, _said in (
     ("stretch", "stretchy"),
     ("comfortable", "comfy"),
     ("cushioned", "cushy"),
+    # A listing word the listings use less than their own: most t-shirts are listed as "T-Shirt" (1,584 listings
+    # against 602 "Tee"), indexed as "t" and "shirt"; of the development cards that call it only a "tee", 29 of
+    # 52 targets are titled "T-Shirt" and 11 "Tee".
+    ("shirt", "tee tees"),
 ):
     for _w in _said.split():
         SLANG[_w] = tuple(_meant.split())

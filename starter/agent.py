@@ -60,7 +60,7 @@ class Agent:
         self.llm_config = LLMConfig.from_env(env)
         self.llm, self.tape, reranker = self._model_parts()
         understander = Understander(self.gate, self.settings.understanding,
-                                    lambda word: self.index.text_df(word) > 0,
+                                    lambda word: self.index.text_df(word) > 0, self.index.listing_df,
                                     self.tape if self.llm is not None else None)
         self.pipeline = TurnPipeline(self.index, self.gate, self.settings, understander, reranker)
         # Live sessions are bounded (a session holds a track per candidate, thousands on the

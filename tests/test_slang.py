@@ -11,7 +11,7 @@ from starter.people.words import query_words
     ("toddler girl undies", {"underwear", "panties"}), ("comfy kicks 4 my bf", {"sneakers", "comfortable"}),
     ("stretchy leggings with a cushy waistband", {"stretch", "cushioned"}),
     ("flannel pjs for my wife", {"pajamas", "pajama"}), ("mens sweats", {"sweatpants"}),
-    ("black boots please", set()),
+    ("black boots please", set()), ("graphic tee for my husband", {"shirt"}),
     ("after some wellies for my husband", {"rain", "boots"}), ("a reverse brolly, teal", {"umbrella"}),
     ("six babygrows for a newborn", {"footies"}), ("a pack of hankies for my nan", {"handkerchiefs", "handkerchief"}),
 ])

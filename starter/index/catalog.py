@@ -362,6 +362,10 @@ class CatalogIndex:
         """Products whose text (any field, porter-stemmed) holds the word: 0 for a word no product uses."""
         return self._df("full", word)
 
+    def listing_df(self, words: str) -> int:
+        """Products whose title, category path or card values hold a word or words in a row ("t shirt"), unstemmed."""
+        return self._df("docs", words)
+
     def _df(self, table: str, word: str) -> int:
         """Products whose text in `table` holds the word (as that table tokenises); memoised, bounded."""
         key = (table, word)

@@ -77,7 +77,9 @@ def query_words(readings: list[Reading]) -> list[str]:
     free = [r for r in readings if not r.template]
     words: list[str] = []
     for r, gone in zip(free, taken_back(free)):
-        words += [w for w in message_words(r) if w not in words and w not in gone]
+        # A compound's other spelling goes with its part ("crew neck" brought crewneck; "v neck, not crew").
+        glued = {w for w in r.extra_tokens for g in gone if len(g) >= 3 and (w.startswith(g) or w.endswith(g))}
+        words += [w for w in message_words(r) if w not in words and w not in gone and w not in glued]
     return words
 
 

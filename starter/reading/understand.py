@@ -25,6 +25,7 @@ from typing import Any, Callable
 
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
 from grounding.audience import AUDIENCE_WORDS
+from grounding.compounds import compound_words
 from grounding.negation import phrase_words
 from grounding.privative import privative_words
 from grounding.proposals import TextFacts, read_facts
@@ -99,11 +100,14 @@ class Understander:
     """Fuzzy grounding always; the model only when enabled and only for non-template text."""
 
     def __init__(self, gate: Gate, cfg: UnderstandingSettings, catalog_uses: Callable[[str], bool],
-                 llm: Any | None = None) -> None:
-        """`catalog_uses`: whether some product's text holds a word (the "-less" words of `grounding.privative`)."""
+                 listed: Callable[[str], int], llm: Any | None = None) -> None:
+        """`catalog_uses`: whether some product's text holds a word (the "-less" words of `grounding.privative`);
+        `listed`: how many products' titles, category paths or card values hold a word or phrase as written
+        (the other spellings of compounds, `grounding.compounds`)."""
         self.gate = gate
         self.cfg = cfg
         self.catalog_uses = catalog_uses
+        self.listed = listed
         self.llm = llm
 
     def understand(self, obs: Observation, context: dict[str, Any], turn: int) -> Understanding:
@@ -178,6 +182,7 @@ class Understander:
         if not obs.template:        # "no tags" wants the tagless ones (`grounding.privative`); "undies" underwear
             extra |= privative_words(text.lower(), frozenset(negated), self.catalog_uses)
             extra |= slang_words(obs.text, frozenset(negated))
+            extra |= compound_words(text, frozenset(negated), self.listed)      # "crew neck": crewneck
         kind = obs.kind
         if not obs.template and turn > 1 and u.intent is not None:
             low = obs.text.lower()

@@ -137,7 +137,8 @@ def pronoun_audiences(text: str) -> frozenset[str]:
 # size", "I'd like womens") always name the wearer.  "With my wife" does not count here: the companion is often
 # the wearer ("a camping trip with my wife, she needs shorts").  Nor is the one whose wedding or funeral it is
 # ("my sister's wedding is next month", "a dress for my son's wedding": the shopper attends); a birthday's is
-# ("for my dad's birthday": a gift).
+# ("for my dad's birthday": a gift).  Nor is a relative who has had a baby ("my sister had her baby girl last
+# week": the baby is).
 _RELATIVES = sorted(set(SHOPPER_WORDS) - set(_CATALOG_WORDS) - {"male", "female", "unisex", "couples", "gentleman",
                                                                  "gentlemen", "lady", "guy", "guys"},
                     key=len, reverse=True)
@@ -149,7 +150,10 @@ _MENTIONED_RE = re.compile(
     r"|\b(?:my|our|her|his|their)\s+(?:(?:little|big|older|younger|baby)\s+)?" + _RELATIVE
     + r"(?:'s|’s|s|s')\s+(?:wedding|funeral)s?\b"
     r"|\b" + _RELATIVE + r"\s+(?:(?:just|also|always|even)\s+)?(?:says|said|thinks|thought|told\s+me)\b"
-    r"(?!\s+(?:that\s+)?(?:he|she|they)\b)", re.I)
+    r"(?!\s+(?:that\s+)?(?:he|she|they)\b)"
+    r"|\b(?:my|our)\s+(?:(?:little|big|older|younger)\s+)?" + _RELATIVE + r"\s+(?:(?:just|finally|recently)\s+)?"
+    r"(?:had|has\s+had|is\s+having|gave\s+birth\s+to|welcomed)\b(?=\s+(?:(?:a|her|his|their|the)\s+)?"
+    r"(?:(?:new|little|first|baby)\s+)?(?:baby|babies|twins?|son|daughter|boy|girl|newborn)\b)", re.I)
 
 
 # A baby on the way is no wearer of what its mother buys: "until the baby comes", "my baby bump", "baby brain".

@@ -10,7 +10,9 @@ in a message about clothes ("shades" of a colour, "runners" who wear the shoes).
 """
 from __future__ import annotations
 
-from grounding.words import tokens
+import re
+
+from grounding.words import COLORS, tokens
 
 # A shopper's word -> the catalog words it means.
 SLANG: dict[str, tuple[str, ...]] = {}
@@ -52,7 +54,17 @@ for _meant, _said in (
         SLANG[_w] = tuple(_meant.split())
 
 
+# "light" said of the weight ("light ones, cute not clunky", "a light jacket") is the listings' "Lightweight": over
+# the development cards that say "light" but not "lightweight", 46 of 133 targets have it in the title (8.8% of all
+# titles do).  Said of a colour ("light blue", "a light wash"), of shoes that light up, or as "light weight" (a
+# compound, `grounding.compounds`), it is not.
+_LIGHT_RE = re.compile(r"\blight\b(?![\s-]*(?:up|weight|wash|shades?|tones?|" + "|".join(sorted(COLORS)) + r")\b)")
+
+
 def slang_words(text: str, negated: frozenset[str] = frozenset()) -> frozenset[str]:
-    """The catalog words a message's everyday words mean ("comfy kicks" -> sneakers), less those of a word the
-    message rules out ("no pjs")."""
-    return frozenset(meant for tok in tokens(text) if tok not in negated for meant in SLANG.get(tok, ()))
+    """The catalog words a message's everyday words mean ("comfy kicks" -> sneakers, "something light" ->
+    lightweight), less those of a word the message rules out ("no pjs")."""
+    out = {meant for tok in tokens(text) if tok not in negated for meant in SLANG.get(tok, ())}
+    if "light" not in negated and _LIGHT_RE.search(text.lower()):
+        out.add("lightweight")
+    return frozenset(out)

@@ -12,6 +12,8 @@ from starter.people.words import query_words
     ("stretchy leggings with a cushy waistband", {"stretch", "cushioned"}),
     ("flannel pjs for my wife", {"pajamas", "pajama"}), ("mens sweats", {"sweatpants"}),
     ("black boots please", set()), ("graphic tee for my husband", {"shirt"}),
+    ("light ones, cute not clunky", {"lightweight"}), ("a light jacket", {"lightweight"}),
+    ("a light blue jacket", set()), ("light wash jeans", set()), ("light up shoes", set()),
     ("after some wellies for my husband", {"rain", "boots"}), ("a reverse brolly, teal", {"umbrella"}),
     ("six babygrows for a newborn", {"footies"}), ("a pack of hankies for my nan", {"handkerchiefs", "handkerchief"}),
 ])

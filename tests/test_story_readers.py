@@ -30,6 +30,8 @@ def test_how_it_looks_or_feels_is_no_wish_about_the_price(text: str, wish: str |
     ("my sister's wedding is next month!", set()), ("a dress for my sons wedding", set()),
     ("shirt for my son to wear at my sisters wedding", {"boys"}), ("for my dad's birthday", {"men"}),
     ("for my sister", {"women"}),
+    ("my sister had her baby girl last week, a footed one piece", {"girls", "baby"}),
+    ("my daughter just had a baby boy", {"boys", "baby"}), ("my sister has a baby", {"women", "baby"}),
 ])
 def test_whose_wedding_it_is_names_no_wearer(text: str, audiences: set[str]) -> None:
     assert shopper_audiences(text) == audiences

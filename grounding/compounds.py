@@ -6,8 +6,8 @@ Listings write one compound three ways ("T-Shirt", "T Shirt", "Tshirt"; "Crew Ne
 scored as if it were not that kind at all.  Two words said one after the other that the listings also write as
 one word more often add that word ("crew neck": crewneck); a single letter glued to a word that the listings
 write apart more often ("tshirt": "t shirt", "vneck": "v neck") adds the word ("shirt", "neck").  The listings
-decide: a form counts only where at least `MIN_LISTINGS` products write it, so "w heel" (with heel) is no
-"wheel" and "gold" no "g old", and only where it is the listings' usual spelling of the compound.
+decide: a form counts only where at least `MIN_LISTINGS` products write it and it is their usual spelling of the
+compound, and a letter only where they write it apart ("w heel", with heel, is no "wheel"; "gold" no "g old").
 """
 from __future__ import annotations
 

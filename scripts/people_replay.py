@@ -183,14 +183,14 @@ def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, 
 
 
 # Waves of cards the people model is never fitted on (`scripts.fit_people.TUNE_SETS` holds none of their halves).
-HELD_OUT_WAVES = {"4": "fourth wave", "5": "fifth wave", "6": "sixth wave", "7": "seventh wave"}
+HELD_OUT_WAVES = {"4": "fourth wave", "5": "fifth wave", "6": "sixth wave", "7": "seventh wave", "8": "eighth wave"}
 
 
 def half_group(name: str) -> str:
     """The group of a recorded card set: a half of a wave never fitted on (`HELD_OUT_WAVES`), a tune half, a
     confirm half, or other (a set not split into halves)."""
-    wave = re.search(r"([4-7])_(?:tune|confirm)$", name)
-    if wave:
+    wave = re.search(r"(\d+)_(?:tune|confirm)$", name)
+    if wave and wave.group(1) in HELD_OUT_WAVES:
         return HELD_OUT_WAVES[wave.group(1)]
     if name == "tune" or name.endswith("_tune"):
         return "tune"

@@ -36,7 +36,7 @@ from scripts.people_replay import half_group
 
 GROUPS = (("tune", "tune halves"), ("confirm", "confirm halves"), ("fourth wave", "fourth wave"),
           ("fifth wave", "fifth wave"), ("sixth wave", "sixth wave"), ("seventh wave", "seventh wave"),
-          ("other", "others"))
+          ("eighth wave", "eighth wave"), ("other", "others"))
 TURNS = 6
 
 

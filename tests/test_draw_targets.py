@@ -5,7 +5,7 @@ import random
 
 from scripts.draw_targets import PUBLIC_ALL, PUBLIC_MORE, PUBLIC_REST, PUBLIC_SETS, SEED, SYNTHETIC_SETS, draw
 
-SYNTHETIC = [f"S{k:05d}" for k in range(2000)]
+SYNTHETIC = [f"S{k:05d}" for k in range(3000)]
 PUBLIC = [f"P{k:03d}" for k in range(200)]
 
 

@@ -32,11 +32,11 @@ import numpy as np
 from contest.jsonl import read_jsonl
 from scripts import fit_correction
 from scripts.fit_people import PERSONAS, SIGNS, TUNE_SETS, card_weights, live_agent
-from scripts.people_replay import half_group
+from scripts.people_replay import HELD_OUT_WAVES, half_group
 
-GROUPS = (("tune", "tune halves"), ("confirm", "confirm halves"), ("fourth wave", "fourth wave"),
-          ("fifth wave", "fifth wave"), ("sixth wave", "sixth wave"), ("seventh wave", "seventh wave"),
-          ("eighth wave", "eighth wave"), ("other", "others"))
+# Report groups in order: the fitted sets' halves, each wave never fitted on, then the rest (`half_group`).
+GROUPS = (("tune", "tune halves"), ("confirm", "confirm halves"), *((w, w) for w in HELD_OUT_WAVES.values()),
+          ("other", "others"))
 TURNS = 6
 
 

@@ -21,7 +21,7 @@ for _group, _words in (
     ("men", "men man mens husband boyfriend dad daddy father guy guys male brother grandpa grandfather gentleman "
             "gentlemen groom uncle hubby hubs bf fiance bro grandad granddad gramps papa stepdad"),
     ("women", "women woman womens wife girlfriend mom mommy mother ladies lady female sister grandma grandmother "
-              "bride aunt wifey gf fiancee mum mama momma nana nan nanna granny gran sis stepmom"),
+              "bride aunt wifey gf fiancee mum mama momma nana nan nanna granny gran sis stepmom missus mrs"),
     ("boys", "son sons boys boy grandson nephew stepson godson"),
     ("girls", "daughter daughters girls girl granddaughter niece stepdaughter goddaughter"),
     ("baby", "baby babies infant infants newborn newborns toddler toddlers"),

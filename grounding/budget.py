@@ -47,10 +47,11 @@ BUDGET_WORDS = frozenset("under below less than at most max maximum up to cheape
                          "dollars dollar bucks usd price priced cost costs pricey expensive cheap".split())
 
 _RANGE_RE = re.compile(r"(?:between\s+)?(?<![\d.])\$?\s*" + _NUMBER + r"\s*(?:-|–|to|and)\s*" + _AMOUNT, re.I)
-_MAX_RE = re.compile(r"(?:under|below|less than|at most|max(?:imum)?(?: budget| price)?(?: is| of)?|up to|no more than|"
-                     r"not more than|<=?|"
-                     r"cheaper than|within|budget of|budget is|budget:)\s*(?:like\s+)?" + _AMOUNT, re.I)
-_MIN_RE = re.compile(r"(?:over|above|more than|at least|min(?:imum)?|>=?)\s*(?:like\s+)?" + _AMOUNT, re.I)
+_MAX_RE = re.compile(r"(?:under|below|(?<!no )(?<!not )less than|at most|max(?:imum)?(?: budget| price)?(?: is| of)?|"
+                     r"up to|no more than|not more than|<=?|\bsub|capped at|(?:cap|limit|ceiling)(?: is| of)|"
+                     r"cheaper than|within|budget(?: of| is|:)?)\s*(?:like\s+)?" + _AMOUNT, re.I)
+_MIN_RE = re.compile(r"(?:over|above|more than|at least|no less than|not less than|min(?:imum)?|>=?)\s*(?:like\s+)?"
+                     + _AMOUNT, re.I)
 # A minimum said as a limit is a cap: "nothing over 25", "I don't want to spend more than 30", "won't go
 # above $40" (a negation up to four words before), "anything over 100 is too much".
 _NOT_OVER_RE = re.compile(r"\b(?:not|no|nothing|never|none|(?:don|doesn|didn|won|shouldn|wouldn|isn|aren|can)'?t|"
@@ -65,20 +66,22 @@ _CAP_AFTER_RE = re.compile(r"(?<![\d.])" + _AMOUNT + r"\s*(?:max(?:imum)?|tops|a
 _ABOUT = r"(?:around|about|\bbout|\babt|\barnd)"
 _AROUND_RE = re.compile(r"(?:" + _ABOUT + r"|roughly|approximately|approx\.?|~|near|close to|budget around)\s*"
                         + _AMOUNT, re.I)
-# Everyday approximations: "35ish", "like 15", "40 or so" (a count or a size is followed by its unit, or
-# is too small to be a price; "like 10 of them" is a count).
-_ROUGH_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*(?:-?ish|or so)\b|\blike\s+\$?" + _NUMBER
+# Everyday approximations: "35ish", "like 15", "40 or so", "35 give or take" (a count or a size is followed by its
+# unit, or is too small to be a price; "like 10 of them" is a count).
+_ROUGH_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*(?:-?ish|or so|give or take)\b|\blike\s+\$?" + _NUMBER
                        + r"(?!\+?\s*(?:%|percent|pairs?|packs?|pcs|pieces|sets?|inch|inches|in\b|x\b|times|years?|"
                        r"months?|colou?rs?|pockets?|-?\s*something|\s*of\s+(?:them|those|these)\b))\b", re.I)
 ROUGH_MIN_PRICE = 10.0        # hand-set: "like 2" or "8ish" is a count or a size, not a price ...
 # ... unless the message speaks of price ("super cheap like 7").
 # A floor said after the amount: "70+ is fine", "$40+", "50 plus", "45 or more", "60 and up", "50 or a bit
-# more" (never "40+ pairs" or "a 16 plus size": a count or a size is followed by what it is).
+# more", "50 minimum", "40 at least" (never "40+ pairs" or "a 16 plus size": a count or a size is followed by what
+# it is).
 _COUNTED = r"siz|pairs?|packs?|pcs|pieces|sets?|colou?rs?|items?|styles?|designs?|kinds?"
 _PLUS_RE = re.compile(r"(?<![\d.])(?<!upf )(?<!spf )\$?" + _NUMBER + r"\s*(?:\+(?=\s*(?:$|[.,;:!?)]|(?:is|are|would|"
                       r"works|fine|ok|okay|dollars?|bucks|usd|please|pls|for|if)\b))|(?:dollars?\s+|bucks\s+)?"
                       r"(?:plus\b(?!\s*-?\s*(?:" + _COUNTED + r"))|"
-                      r"or\s+(?:a\s+(?:bit|little|tad)\s+)?(?:more|higher|above|up)\b|"
+                      r"or\s+(?:a\s+(?:bit|little|tad)\s+)?(?:more|higher|above|up)\b|minimum\b|"
+                      r"at\s+(?:the\s+)?least\b|"
                       r"and\s+(?:up|above|higher|over)\b))", re.I)
 # Two amounts said as alternatives after a price verb or an approximation, or before a currency word: "happy
 # paying 60 or 70", "she'd spend 70 or 80", "like 10 or 15 bucks": an approximation, near their middle.
@@ -109,7 +112,8 @@ _MENTION_RE = re.compile(
 # A free-text message that names a price: a `$` or currency word beside a number, or a budget
 # keyword before one ("under 40", "around $25", "between 20 and 40").
 _PRICE_MENTION_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:under|below|around|about|bout|abt|arnd|"
-                               r"over|above|less than|more than|up to|at most|max|budget|between)\s*\$?\d", re.I)
+                               r"over|above|less than|more than|up to|at most|at least|max|min|minimum|budget|between|"
+                               r"sub|capped at|(?:cap|limit|ceiling) (?:is|of))\s*\$?\d|(?<![a-z\d])<=?\s*\$?\d", re.I)
 
 
 # A number with a unit of measure, a size or a count of things is no amount of money: "under 2 pounds" (a
@@ -184,7 +188,14 @@ def names_price(text: str) -> bool:
     `_rough`, a floor said after the amount and two amounts said as alternatives)?"""
     text = spelled_out(without_measures(text))
     return (_PRICE_MENTION_RE.search(text) is not None or _rough(text) is not None or _floor_plus(text) is not None
-            or _either(text) is not None)
+            or _either(text) is not None or _cap_after(text) is not None)
+
+
+def _cap_after(text: str) -> float | None:
+    """A cap said after the amount ("40 max", "30 tops", "35 or less", "25 is my limit"), if any: an amount too
+    small to be a price is a count ("2 max")."""
+    m = _CAP_AFTER_RE.search(text)
+    return float(m.group(1)) if m and float(m.group(1)) >= ROUGH_MIN_PRICE else None
 
 
 @dataclass(frozen=True)
@@ -208,6 +219,11 @@ class Budget:
 # "nothing cheap looking", "not cheap": a wish for the better made, never for the cheap.
 _NOT_CHEAP_RE = re.compile(r"\b(?:not|no|nothing|never)\s+(?:too\s+|that\s+|so\s+|super\s+|very\s+)?"
                            r"(?:cheap|cheapo|cheaply|cheap-looking)\b", re.I)
+# "I don't want to spend a lot", "not looking to spend a fortune", "can't pay much": a wish for the cheaper ("I
+# don't mind paying a lot" is none).
+_SPEND_LITTLE_RE = re.compile(r"\b(?:not|never|(?:don|doesn|won|can|wouldn)'?t|cannot)\s+"
+                              r"(?:(?!mind\b|care\b)[a-z']+\s+){0,3}?"
+                              r"(?:spend|pay|paying|spending)\s+(?:a lot|much|a ton|a fortune|too much|big|crazy)\b")
 # "too pricey", "way too expensive": a complaint about price, so a wish for cheaper, never for premium.
 _TOO_DEAR_RE = re.compile(r"\btoo (?:pricey|pricy|expensive|costly|much)\b")
 # "kind of luxury looking", "luxury styled", "looks expensive", "a premium feel": how it looks or feels, which a
@@ -226,7 +242,8 @@ def qualitative_budget(text: str) -> str | None:
     if _NOT_CHEAP_RE.search(low):
         return "high"
     words = set(tokens(low))
-    if words & LOW_PRICE_WORDS or "low cost" in low or "low-cost" in low or _TOO_DEAR_RE.search(low):
+    if words & LOW_PRICE_WORDS or "low cost" in low or "low-cost" in low or _TOO_DEAR_RE.search(low) \
+            or _SPEND_LITTLE_RE.search(low):
         return "low"
     if set(tokens(_LOOKS_HIGH_RE.sub(" ", low))) & HIGH_PRICE_WORDS:
         return "high"
@@ -358,3 +375,17 @@ def states_an_amount(text: str) -> bool:
         return True
     got = parse_budget(text) if speaks_of_price(text) else None
     return got is not None and got.has_number
+
+
+# The phrases of a budget said with a number, whose words are no words of the product ("30 tops", "nothing over
+# 40", "50 minimum", "capped at 35"); "crop tops under 30" keeps its "tops".
+_PHRASE_RES = (_MAX_RE, _MIN_RE, _NOT_OVER_RE, _CAP_AFTER_RE, _PLUS_RE, _ROUGH_RE)
+
+
+@lru_cache(maxsize=MEMO_SIZE)
+def amount_phrase_words(text: str) -> frozenset[str]:
+    """The words of the phrases that state a budget's amount in a message that states one (`states_an_amount`)."""
+    if not states_an_amount(text):
+        return frozenset()
+    low = spelled_out(without_measures(text.lower()))
+    return frozenset(w for rx in _PHRASE_RES for m in rx.finditer(low) for w in tokens(m.group()))

@@ -16,14 +16,13 @@ accepted only when it is traceable:
    material / colour word, or -- for `budget` only -- a parsable budget (a
    number, or a qualitative "cheap" / "not too pricey" when the message has a
    price word);
-4. it is not an id, a URL or an instruction (`B0XXXXXXXX`, "ignore previous
-   instructions", "system: ...", "recommend ..."), even when the shopper typed
-   it.  The one exemption: a value taken from an official template message
-   (source "template") that is verbatim a catalog card value -- 16 real card
-   values name an ASIN and hundreds say "recommend" or "ignore".
+4. it is not an id, a URL or an instruction (`B0XXXXXXXX`, "ignore previous instructions", "system: ...",
+   "recommend ..."), even when the shopper typed it.  The one exemption: a value taken from an official
+   template message (source "template") that is verbatim a catalog card value -- 16 real card values name an
+   ASIN and hundreds say "recommend" or "ignore".
 
-Everything else is returned as `Rejected` with a specific reason.  The
-thresholds are `GroundingTunables` (values in starter/settings.py).
+Everything else is returned as `Rejected` with a specific reason.  The thresholds are `GroundingTunables`
+(values in starter/settings.py).
 """
 from __future__ import annotations
 
@@ -41,7 +40,7 @@ from grounding.negation import NEGATION_RE
 from grounding.person_words import PEOPLE_STOP
 from grounding.settings import GroundingTunables
 from grounding.shelves import ShelfMatcher
-from grounding.slips import nearer_a_plain_word
+from grounding.slips import slip_meant
 from grounding.vocabulary import Vocabulary
 from grounding.words import LEADING_NEGATION_RE, content_tokens, is_number, tokens, tokens_with_spans
 
@@ -91,10 +90,11 @@ class Rejected:
 
 
 class Gate:
-    """Grounds proposals and matches fragments and shelves against one catalog."""
+    """Grounds proposals and matches fragments and shelves against one catalog (`english`: words never slips)."""
 
-    def __init__(self, vocab: Vocabulary, tunables: GroundingTunables) -> None:
+    def __init__(self, vocab: Vocabulary, tunables: GroundingTunables, english: frozenset[str] = frozenset()) -> None:
         self.catalog = vocab
+        self.english = english
         self.cfg = tunables
         self.allowed = frozenset(ALLOWED_ATTRIBUTES)
         self.trust = dict(tunables.source_trust)
@@ -106,9 +106,9 @@ class Gate:
         return self.clues.correct(tok)
 
     def slip_of(self, tok: str, min_ratio: float) -> str | None:
-        """The catalog word an unknown word is a slip of (`ClueIndex.slip_of`), unless it is a plainer word's."""
+        """The catalog word an unknown word is a slip of (`ClueIndex.slip_of`), if a person meant it (`slip_meant`)."""
         meant = None if self.knows(tok) else self.clues.slip_of(tok, min_ratio)
-        return None if meant is None or nearer_a_plain_word(tok, meant) else meant
+        return None if meant is None else slip_meant(tok, meant, self.english)
 
     def knows(self, tok: str) -> bool:
         """A catalog word, a stop or conversation word, a number word: typed on purpose, never a slip."""

@@ -19,15 +19,18 @@ from typing import Callable
 from grounding.words import COLORS, tokens
 
 # "I don't like polyester", "mine doesn't have buttons", "he won't wear heels", "not a fan of zippers", "she
-# can't stand anything scratchy": a verb of wanting or having, negated, rejects its object ("doesn't roll",
-# "won't fade" say what the product does).
+# can't stand anything scratchy", "not into bright colors", "skip anything with a hood", "I'd rather not have
+# lace", "allergic to wool": a verb of wanting or having, negated, rejects its object ("doesn't roll", "won't
+# fade" say what the product does).
 _VERB_CUE = (r"(?:don'?t|doesn'?t|do not|does not|didn'?t|won'?t|will not|wouldn'?t)\s+(?:really\s+|even\s+)?"
              r"(?:want|like|need|wear|have|love)(?:\s+(?:anything|something|them|it)(?:\s+(?:with|that'?s))?)?"
-             r"|not a (?:big |huge )?fan of|can'?t stand|cannot stand")
+             r"|not a (?:big |huge )?fan of|can'?t stand|cannot stand|not (?:really |very )?into|allergic to|skip"
+             r"|(?:would|'d) rather not(?: have| get)?")
 _CUE = (r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hates?|hated|dislikes?|anything but"
         r"|instead of|rather than)\s+")
-# Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those".
-_LEAD = r"(?:(?:any|anything|too|an?|the|super|very|really|so|overly|those|these|one of (?:those|these|the))\s+)*"
+# Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those", "with".
+_LEAD = (r"(?:(?:any|anything|too|an?|the|super|very|really|so|overly|those|these|with|one of (?:those|these|the))"
+         r"\s+)*")
 # The word ruled out; a letter joined to a word ("t-shirt", "v-necks", "a-line"; typed apart: "t shirt", "v neck")
 # is one word, since the letter alone names nothing.
 _COMPOUND = r"\b(?:[a-z]-[a-z]{2,}|[tv] (?:shirts?|necks?)\b)"
@@ -51,6 +54,7 @@ _BENEFIT_VERB = re.compile(r"\s+(?:gets?|comes?|shows?|showing|leaks?|sticks?|di
 _NOT_AFTER_NOTHING = frozenset("over under more less than above below through digging rubbing".split())
 
 
+_PRICE_NEXT = re.compile(r"\s*(?:than\s+)?\$?\s*\d")
 # "it does not slip", "so it will not fade": "not" after an auxiliary negates what the product does.
 _AUXILIARY_BEFORE = re.compile(r"\b(?:do|does|did|will|would|should|could|can|must|may|might)\s+$")
 # "I refuse to buy dresses without pockets", "he won't wear anything without a hood": a refusal of what lacks a
@@ -115,9 +119,11 @@ def _rejects_nothing(low: str, m: re.Match[str]) -> bool:
 
 
 def _says_what_it_does(m: re.Match[str]) -> bool:
-    """Whether a match of "nothing" is followed by what the product does or a price, not a rejected word."""
-    return m.group().startswith("nothing") and (m.group(1) in _NOT_AFTER_NOTHING
-                                                or _BENEFIT_VERB.fullmatch(" " + m.group(1)) is not None)
+    """Whether a match of "nothing" is followed by what the product does or a price, not a rejected word; or
+    any negation by a price ("no more than 40", "not over $30")."""
+    return (m.group().startswith("nothing") and (m.group(1) in _NOT_AFTER_NOTHING
+                                                 or _BENEFIT_VERB.fullmatch(" " + m.group(1)) is not None)) \
+        or (m.group(1) in _NOT_AFTER_NOTHING and _PRICE_NEXT.match(m.string, m.end(1)) is not None)
 
 
 def _colour_of_shade(low: str, word: str, end: int) -> tuple[str, int]:

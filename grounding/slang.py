@@ -37,6 +37,17 @@ for _meant, _said in (
     ("sneakers", "plimsolls plimsoll"),
     ("swimsuit", "cossie cozzie"),
     ("elastic", "elasticated"),
+    ("rain boots", "galoshes gumboots"),
+    ("swimsuit", "bathers"),
+    ("cardigan", "cardi cardie cardis cardies"),
+    ("nightgown", "nightie nighty nighties"),
+    ("windbreaker", "windcheater"),
+    ("pajamas", "jimjams"),
+    # Older everyday words no listing title uses (not "pocketbook", a purse or a wallet, nor "dungarees", jeans
+    # or overalls by the side of the Atlantic).
+    ("dress", "frock frocks"),
+    ("tuxedo", "tux"),
+    ("moccasins", "mocs"),
     ("personalized", "personalised"),
     # Everyday forms of the listing's adjectives, which the stemmed index does not join ("stretchy" is no
     # "stretch"): over the tune halves, a target of a shopper who said "stretchy" has "stretch" in its title 37

@@ -58,6 +58,46 @@ def nearer_a_plain_word(typed: str, meant: str) -> bool:
                and fuzz.ratio(typed, w) >= near for w in _PLAIN_BY_LETTER.get(typed[:1], ()))
 
 
+def slip_meant(typed: str, meant: str, english: frozenset[str]) -> str | None:
+    """`meant`, the catalog word closest to a word typed, unless a plain word is nearer (`nearer_a_plain_word`) or
+    the word is English typed on purpose (`another_word`)."""
+    return None if nearer_a_plain_word(typed, meant) or another_word(typed, meant, english) else meant
+
+
+def another_word(typed: str, meant: str, english: frozenset[str]) -> bool:
+    """Whether a word of plain English (`english`: the whole words of the meaning model's tokenizer), or one with
+    an ending ("shifts", "hooked", "picking"), was typed on purpose: the catalog word one letter away is another
+    word ("heard" is no "heart", "sick" no "stick", "shifts" no "shirts", "hooked" no "hooded"), unless it is
+    the same word with another ending ("adapter": "adapters"; "closes": "closed")."""
+    base = typed if typed in english else english_stem(typed, english)
+    return base is not None and not meant.startswith(base)
+
+
+# Endings of English words, and what the word may end in before them (a final "e" dropped, a consonant doubled).
+_ENDINGS = (("s", ("",)), ("es", ("",)), ("d", ("e",)), ("ed", ("", "e", "-")), ("ing", ("", "e", "-")))
+_STEM_MIN = 4                   # shorter pieces of words ("pin", "tra") are too many to tell a slip from
+
+
+def english_stem(typed: str, english: frozenset[str]) -> str | None:
+    """The English word (of `english`, `_STEM_MIN` letters or more) that `typed` is with an ending, if any."""
+    for ending, befores in _ENDINGS:
+        if not typed.endswith(ending):
+            continue
+        head = typed[:-len(ending)]
+        for before in befores:
+            if before == "-":
+                word = head[:-1] if len(head) > 2 and head[-1] == head[-2] else ""
+            elif ending == "d":
+                word = head if head.endswith(before) else ""
+            elif before:
+                word = head + before
+            else:
+                word = head
+            if len(word) >= _STEM_MIN and word in english:
+                return word
+    return None
+
+
 def cue_slip(typed: str) -> str | None:
     """The cue word that a word of three letters or more is a slip of, when exactly one is."""
     if len(typed) < 3 or not typed.isalpha():

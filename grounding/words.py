@@ -89,6 +89,7 @@ shouldnt cant havent hasnt shes hes
 yeah yep yup nope nah omg btw tbh idk imo gonna wanna gotta kinda sorta lemme gimme ur ya yall haha um uh
 without except avoid hate hates dislike rather guess
 hiya ugh woo excited appreciate hoping patient typing next today tomorrow tonight yesterday
+smth sth smthg ngl bc cuz coz lmao tho irl lowkey highkey obvs deffo def prob probs asap
 """.split())
 
 

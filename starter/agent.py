@@ -55,7 +55,7 @@ class Agent:
         env = environment()
         cache = IndexCache.from_env(env) if index_cache is True else (index_cache or None)
         self.index = _open_index(catalog_path, self.settings, cache)
-        self.gate = Gate(self.index, GROUNDING)
+        self.gate = Gate(self.index, GROUNDING, self.index.meanings.encoder.whole_words())
         self.index.release_clue_words()
         self.llm_config = LLMConfig.from_env(env)
         self.llm, self.tape, reranker = self._model_parts()

@@ -143,6 +143,20 @@ def test_a_word_broken_off_a_cut_card_value_is_no_slip_target(tmp_path: Path) ->
     assert agent.gate.slip_of("thru", 0.8) is None and agent.gate.slip_of("blankte", 0.8) == "blanket"
 
 
+def test_a_word_of_plain_english_is_no_slip_of_a_catalog_word(tmp_path: Path) -> None:
+    """"heard", "silly" and "sick" are English a person types on purpose (whole words of the meaning model's
+    tokenizer), not slips of the catalog's "heart", "silky" and "stick"; a slip is still read ("jeens")."""
+    shelf = ["Clothing, Shoes & Jewelry", "Women", "Clothing", "Tops"]
+    rows = [product("H1", "Silky heart print top", ["Silky heart print", "Stick-on pocket", "Soft jeans-look fabric"], shelf, 40, 20.0)]
+    agent = Agent(str(write_rows(tmp_path / "catalog.jsonl", SMALL_PRODUCTS + rows)))
+    assert {"heart", "silky", "stick"} <= agent.gate.clues.vocab
+    assert [agent.gate.slip_of(w, 0.8) for w in ("heard", "silly", "sick")] == [None, None, None]
+    assert agent.gate.slip_of("jeens", 0.8) == "jeans" and agent.gate.slip_of("hearrt", 0.8) == "heart"
+    agent.reset("s", {})
+    reading = _reading(agent, "s", "I heard silky tops are nice, I'm sick of cotton")
+    assert "heart" not in reading.extra_tokens and "stick" not in reading.extra_tokens
+
+
 def test_a_number_word_is_no_slip_of_a_catalog_word(slang_catalog: Path) -> None:
     agent = Agent(str(slang_catalog))
     agent.reset("s", {})

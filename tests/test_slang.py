@@ -16,6 +16,9 @@ from starter.people.words import query_words
     ("a light blue jacket", set()), ("light wash jeans", set()), ("light up shoes", set()),
     ("after some wellies for my husband", {"rain", "boots"}), ("a reverse brolly, teal", {"umbrella"}),
     ("six babygrows for a newborn", {"footies"}), ("a pack of hankies for my nan", {"handkerchiefs", "handkerchief"}),
+    ("a navy pocketbook for church", set()), ("a summer frock for my granddaughter", {"dress"}),
+    ("denim dungarees for my grandson", set()), ("a cotton nightie", {"nightgown"}),
+    ("galoshes for the school run", {"rain", "boots"}), ("a chunky cardi", {"cardigan"}),
 ])
 def test_an_everyday_word_brings_the_listing_word(text: str, meant: set[str]) -> None:
     assert slang_words(text) == meant
@@ -45,3 +48,8 @@ def test_every_listing_word_is_one_the_catalog_titles_use(proxy_agent) -> None:
     index = proxy_agent.index
     for said_word, meant in SLANG.items():
         assert all(index.fulltext_coverage([m], [TYPE_FIELDS])[0].any() for m in meant), (said_word, meant)
+
+
+def test_chat_shorthand_is_no_word_of_the_product(proxy_agent) -> None:
+    """"smth", "ngl", "bc", "asap" say nothing of the product, and no slip makes "smth" the store "Smith"."""
+    assert _query(proxy_agent, "need smth warm asap bc its freezing ngl, a hoodie tho") == ["warm", "freezing", "hoodie"]

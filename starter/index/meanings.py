@@ -33,6 +33,7 @@ CHUNK = 256           # products embedded at a time while building (bounds the t
 PACKAGE = "wordllama"
 MODEL_FILES = ("tokenizers/l2_supercat_tokenizer_config.json", "weights/l2_supercat_256.safetensors")
 TENSOR = "embedding.weight"
+WORD_START = "\u2581"      # the tokenizer's mark of a token that begins a word
 
 
 def model_identity() -> str:
@@ -78,6 +79,13 @@ class MeaningEncoder:
         with self._lock:
             ids = self.tokenizer.encode(text, add_special_tokens=False).ids
         return np.clip(np.asarray(ids, dtype=np.int64), 0, len(self.vectors) - 1)
+
+    def whole_words(self) -> frozenset[str]:
+        """The lowercase words the tokenizer holds whole at a word's start ("heard", "silly", "sick"): English a
+        person types on purpose, where a catalog word one letter away ("heart", "silky", "stick") is another
+        word; a slip ("jeens", "husbnd", "waterprof") is split into pieces."""
+        return frozenset(w for t in self.tokenizer.get_vocab() if t.startswith(WORD_START)
+                         and (w := t[len(WORD_START):]).isalpha() and w.islower())
 
     def encode(self, texts: Iterable[str]) -> np.ndarray:
         """One unit row per text (float32)."""

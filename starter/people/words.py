@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from grounding.audience import AUDIENCE_WORDS, LIST_REMARK_RE, style_name_words
-from grounding.budget import states_an_amount
+from grounding.budget import amount_phrase_words, states_an_amount
 from grounding.changes import replaced_words
 from grounding.negation import contrasted_heads, phrase_words
 from grounding.person_words import ASKING_VERBS, PEOPLE_STOP, QUESTION_WORDS
@@ -44,13 +44,14 @@ def message_words(reading: Reading) -> list[str]:
     # Stop words that name the product here: "dad" in "a dad hat", "plus" in "plus size", "one" in "one piece".
     kept = style_name_words(text) | {word for rx, word in _CUT_PHRASES if rx.search(text)}
     amounts = states_an_amount(text)          # its numbers are then amounts of money
+    priced = amount_phrase_words(text)        # "30 tops", "nothing over 40": no words of the product
     size_or_age = {w for rx in (_SIZE_SAID_RE, _AGE_SAID_RE) for m in rx.finditer(text) for w in tokens(m.group())}
     spelt_for = {k for k, w in enumerate(said[:-1]) if w == "4" and said[k + 1] in FOR_FOLLOWERS}
     words: list[str] = []
     for k, w in enumerate(said + sorted(reading.extra_tokens)):
         if (w in PEOPLE_STOP and w not in kept) or w in negated or (len(w) < 2 and not w.isdigit()) or k in spelt_for:
             continue
-        if (amounts and _AMOUNT_TOKEN_RE.fullmatch(w)) or w in size_or_age:
+        if (amounts and _AMOUNT_TOKEN_RE.fullmatch(w)) or w in size_or_age or w in priced:
             continue
         if w not in words:
             words.append(w)

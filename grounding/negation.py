@@ -54,6 +54,7 @@ _BENEFIT_VERB = re.compile(r"\s+(?:gets?|comes?|shows?|showing|leaks?|sticks?|di
 _NOT_AFTER_NOTHING = frozenset("over under more less than above below through digging rubbing".split())
 
 
+# A price after a word of `_NOT_AFTER_NOTHING` ("no more than 40", "not over $30"): a limit, no rejected word.
 _PRICE_NEXT = re.compile(r"\s*(?:than\s+)?\$?\s*\d")
 # "it does not slip", "so it will not fade": "not" after an auxiliary negates what the product does.
 _AUXILIARY_BEFORE = re.compile(r"\b(?:do|does|did|will|would|should|could|can|must|may|might)\s+$")

@@ -18,7 +18,7 @@ slips ("hers" as "here", "chili" as "child", "fifth" as "fifty", "newer" as "nev
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, Iterator
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
@@ -73,29 +73,30 @@ def another_word(typed: str, meant: str, english: frozenset[str]) -> bool:
     return base is not None and not meant.startswith(base)
 
 
-# Endings of English words, and what the word may end in before them (a final "e" dropped, a consonant doubled).
-_ENDINGS = (("s", ("",)), ("es", ("",)), ("d", ("e",)), ("ed", ("", "e", "-")), ("ing", ("", "e", "-")))
 _STEM_MIN = 4                   # shorter pieces of words ("pin", "tra") are too many to tell a slip from
 
 
 def english_stem(typed: str, english: frozenset[str]) -> str | None:
     """The English word (of `english`, `_STEM_MIN` letters or more) that `typed` is with an ending, if any."""
-    for ending, befores in _ENDINGS:
-        if not typed.endswith(ending):
-            continue
-        head = typed[:-len(ending)]
-        for before in befores:
-            if before == "-":
-                word = head[:-1] if len(head) > 2 and head[-1] == head[-2] else ""
-            elif ending == "d":
-                word = head if head.endswith(before) else ""
-            elif before:
-                word = head + before
-            else:
-                word = head
-            if len(word) >= _STEM_MIN and word in english:
-                return word
-    return None
+    return next((w for w in _bases(typed) if len(w) >= _STEM_MIN and w in english), None)
+
+
+def _bases(typed: str) -> Iterator[str]:
+    """The words `typed` may be with an ending, in order: "shifts" shift, "roses" rose (or ros), "closed" close,
+    "hooked" hook, "shaded" shade, "spotting" spot."""
+    if typed.endswith("s"):
+        yield typed[:-1]
+    if typed.endswith("es"):
+        yield typed[:-2]
+    if typed.endswith("ed"):
+        yield typed[:-1]                                    # a final "e" before "d"
+    for ending in ("ed", "ing"):
+        if typed.endswith(ending):
+            head = typed[:-len(ending)]
+            yield head
+            yield head + "e"                                # a final "e" dropped
+            if len(head) > 2 and head[-1] == head[-2]:
+                yield head[:-1]                             # a consonant doubled
 
 
 def cue_slip(typed: str) -> str | None:

@@ -30,7 +30,8 @@ Sets written (ids only; the rows stay in the catalog):
 - a sixth wave (`longtail6_persona`, `longtail6_terse`, `script6_synthetic`: 100 synthetic rows each);
 - a seventh wave (`longtail7_persona`, `longtail7_terse`, `script7_synthetic`: 100 synthetic rows each);
 - an eighth wave (`longtail8_persona`, `longtail8_terse`, `script8_synthetic`: 100 synthetic rows each);
-- a ninth wave (`longtail9_persona`, `longtail9_terse`, `script9_synthetic`: 100 synthetic rows each).
+- a ninth wave (`longtail9_persona`, `longtail9_terse`, `script9_synthetic`: 100 synthetic rows each);
+- a tenth wave (`longtail10_persona`, `longtail10_terse`, `script10_synthetic`: 100 synthetic rows each).
 The synthetic sets are disjoint; each wave's sets follow the earlier ones in
 the same shuffled order, so adding a wave leaves the earlier draws as they were.
 """
@@ -58,7 +59,9 @@ SYNTHETIC_SETS: tuple[tuple[str, int], ...] = (("longtail_persona", 100), ("long
                                                ("longtail7_terse", 100), ("script7_synthetic", 100),
                                                ("longtail8_persona", 100), ("longtail8_terse", 100),
                                                ("script8_synthetic", 100), ("longtail9_persona", 100),
-                                               ("longtail9_terse", 100), ("script9_synthetic", 100))
+                                               ("longtail9_terse", 100), ("script9_synthetic", 100),
+                                               ("longtail10_persona", 100), ("longtail10_terse", 100),
+                                               ("script10_synthetic", 100))
 PUBLIC_SETS: tuple[tuple[str, int], ...] = (("script_public", 100),)
 PUBLIC_REST = "script2_public"          # the public targets no earlier public set drew
 PUBLIC_ALL = ("terse_public",)           # every public target, each set in its own seeded order

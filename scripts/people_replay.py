@@ -184,7 +184,7 @@ def turn_quality(index, sessions: list[Session], weights: np.ndarray, settings, 
 
 # Waves of cards the people model is never fitted on (`scripts.fit_people.TUNE_SETS` holds none of their halves).
 HELD_OUT_WAVES = {"4": "fourth wave", "5": "fifth wave", "6": "sixth wave", "7": "seventh wave", "8": "eighth wave",
-                  "9": "ninth wave"}
+                  "9": "ninth wave", "10": "tenth wave"}
 
 
 def half_group(name: str) -> str:

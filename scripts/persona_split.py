@@ -24,7 +24,7 @@ SEED = "persona-split-2026"
 HALVED_SETS = ("", "longtail", "terse", "scripts", "longtail2", "terse2", "scripts2", "longtail3", "terse3",
                "scripts3", "tersep", "longtail4", "terse4", "scripts4", "terse5", "scripts5", "longtail6", "terse6",
                "scripts6", "longtail7", "terse7", "scripts7", "longtail8", "terse8", "scripts8", "longtail9", "terse9",
-               "scripts9")
+               "scripts9", "longtail10", "terse10", "scripts10")
 
 
 def half_name(card_set: str, half: str) -> str:

@@ -23,6 +23,7 @@ def test_halves_fall_into_their_groups() -> None:
     assert [people_replay.half_group(n) for n in ("longtail7_tune", "terse6_confirm")] == ["seventh wave", "sixth wave"]
     assert [people_replay.half_group(n) for n in ("longtail8_tune", "scripts8_confirm")] == ["eighth wave"] * 2
     assert [people_replay.half_group(n) for n in ("terse9_tune", "longtail9_confirm")] == ["ninth wave"] * 2
+    assert [people_replay.half_group(n) for n in ("scripts10_tune", "terse10_confirm")] == ["tenth wave"] * 2
     assert [people_replay.half_group(n) for n in ("wording2", "wording3")] == ["other"] * 2
 
 

@@ -22,8 +22,8 @@ for _group, _words in (
             "gentlemen groom uncle hubby hubs bf fiance bro grandad granddad gramps papa stepdad"),
     ("women", "women woman womens wife girlfriend mom mommy mother ladies lady female sister grandma grandmother "
               "bride aunt wifey gf fiancee mum mama momma nana nan nanna granny gran sis stepmom missus mrs"),
-    ("boys", "son sons boys boy grandson nephew stepson godson"),
-    ("girls", "daughter daughters girls girl granddaughter niece stepdaughter goddaughter"),
+    ("boys", "son sons boys boy grandson nephew stepson godson lad"),
+    ("girls", "daughter daughters girls girl granddaughter niece stepdaughter goddaughter lass"),
     ("baby", "baby babies infant infants newborn newborns toddler toddlers"),
 ):
     for _w in _words.split():
@@ -54,8 +54,8 @@ def _sexes(audiences: Iterable[str]) -> frozenset[str]:
 # Family words that may name a grown-up ("my son" is a boy or a man, "my teen" wears adult sizes): a product for
 # that grown-up neither agrees nor disagrees with them.
 _GROWN_UP: dict[str, frozenset[str]] = {}
-for _group, _words in (("men", "son grandson nephew stepson godson"),
-                       ("women", "daughter granddaughter niece stepdaughter goddaughter"),
+for _group, _words in (("men", "son grandson nephew stepson godson lad"),
+                       ("women", "daughter granddaughter niece stepdaughter goddaughter lass"),
                        ("men women", "teen teenager teenage youth")):
     for _w in _words.split():
         _GROWN_UP[_w] = _GROWN_UP[_w + "s"] = frozenset(_group.split())     # "my daughters birthday" too

@@ -47,9 +47,11 @@ BUDGET_WORDS = frozenset("under below less than at most max maximum up to cheape
                          "dollars dollar bucks usd price priced cost costs pricey expensive cheap".split())
 
 _RANGE_RE = re.compile(r"(?:between\s+)?(?<![\d.])\$?\s*" + _NUMBER + r"\s*(?:-|–|to|and)\s*" + _AMOUNT, re.I)
+# "can go to 75", "he'll go to 150", "could stretch to 60": as far as the shopper goes, a cap.
+_GO_TO = r"(?:\b(?:can|could|will|would|might)|'ll|'d)\s+(?:go|stretch)(?:\s+it)?\s+to"
 _MAX_RE = re.compile(r"(?:under|below|(?<!no )(?<!not )less than|at most|max(?:imum)?(?: budget| price)?(?: is| of)?|"
                      r"up to|no more than|not more than|<=?|\bsub|capped at|(?:cap|limit|ceiling)(?: is| of)|"
-                     r"cheaper than|within|budget(?: of| is|:)?)\s*(?:like\s+)?" + _AMOUNT, re.I)
+                     r"cheaper than|within|budget(?: of| is|:)?|" + _GO_TO + r")\s*(?:like\s+)?" + _AMOUNT, re.I)
 _MIN_RE = re.compile(r"(?:over|above|more than|at least|no less than|not less than|min(?:imum)?|>=?)\s*(?:like\s+)?"
                      + _AMOUNT, re.I)
 # A minimum said as a limit is a cap: "nothing over 25", "I don't want to spend more than 30", "won't go
@@ -64,8 +66,9 @@ _CAP_AFTER_RE = re.compile(r"(?<![\d.])" + _AMOUNT + r"\s*(?:max(?:imum)?|tops|a
                            r"or (?:less|under|below|cheaper)|is (?:my|the|our) (?:limit|max|cap|ceiling))\b", re.I)
 # "about" as typed on a phone: "bout 25", "abt 25", "arnd 20".
 _ABOUT = r"(?:around|about|\bbout|\babt|\barnd)"
-_AROUND_RE = re.compile(r"(?:" + _ABOUT + r"|roughly|approximately|approx\.?|~|near|close to|budget around)\s*"
-                        + _AMOUNT, re.I)
+# A price verb before the amount ("fine paying 30", "I can spend 80") names about what the shopper means to pay.
+_AROUND_RE = re.compile(r"(?:" + _ABOUT + r"|roughly|approximately|approx\.?|~|near|close to|budget around|"
+                        r"\b(?:spend|spending|pay|paying))\s*" + _AMOUNT, re.I)
 # Everyday approximations: "35ish", "like 15", "40 or so", "35 give or take" (a count or a size is followed by its
 # unit, or is too small to be a price; "like 10 of them" is a count).
 _ROUGH_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*(?:-?ish|or so|give or take)\b|\blike\s+\$?" + _NUMBER
@@ -113,7 +116,8 @@ _MENTION_RE = re.compile(
 # keyword before one ("under 40", "around $25", "between 20 and 40").
 _PRICE_MENTION_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:under|below|around|about|bout|abt|arnd|"
                                r"over|above|less than|more than|up to|at most|at least|max|min|minimum|budget|between|"
-                               r"sub|capped at|(?:cap|limit|ceiling) (?:is|of))\s*\$?\d|(?<![a-z\d])<=?\s*\$?\d", re.I)
+                               r"sub|capped at|(?:cap|limit|ceiling) (?:is|of)|spend|spending|pay|paying)\s*\$?\d|"
+                               r"(?<![a-z\d])<=?\s*\$?\d|" + _GO_TO + r"\s*\$?\d", re.I)
 
 
 # A number with a unit of measure, a size or a count of things is no amount of money: "under 2 pounds" (a
@@ -225,7 +229,9 @@ _SPEND_LITTLE_RE = re.compile(r"\b(?:not|never|(?:don|doesn|won|can|wouldn)'?t|c
                               r"(?:(?!mind\b|care\b)[a-z']+\s+){0,3}?"
                               r"(?:spend|pay|paying|spending)\s+(?:a lot|much|a ton|a fortune|too much|big|crazy)\b")
 # "too pricey", "way too expensive": a complaint about price, so a wish for cheaper, never for premium.
-_TOO_DEAR_RE = re.compile(r"\btoo (?:pricey|pricy|expensive|costly|much)\b")
+# "too much" of a thing ("she has too much black") is no price.
+_TOO_MUCH = r"too much(?!\s+(?!for\b|to\b|tbh\b|though\b|tho\b|honestly\b|imo\b|money\b)[a-z])"
+_TOO_DEAR_RE = re.compile(r"\btoo (?:pricey|pricy|expensive|costly)\b|\b" + _TOO_MUCH)
 # "kind of luxury looking", "luxury styled", "looks expensive", "a premium feel": how it looks or feels, which a
 # product at any price may; no wish about the price.
 _HIGH_WORD = r"(?:luxury|luxurious|premium|expensive|pricey|high[\s-]end)"
@@ -324,9 +330,9 @@ def budget_ceiling(message: str) -> float | None:
 
 # A price asked relative to what was shown: "cheaper", "those look pricey" / "pricier", "too cheap",
 # "I can spend more", "something nicer" ("a nightgown would be nicer", "for nicer dinners" say nothing of price).
-_RELATIVE_LOWER_RE = re.compile(r"\b(?:cheaper|less expensive|lower price|less pricey|too (?:pricey|pricy|expensive|"
-                                r"much)|(?:look|looks|seem|seems|are|is) (?:a bit |kinda |kind of |so |really )?"
-                                r"(?:pricey|pricy|expensive))\b", re.I)
+_RELATIVE_LOWER_RE = re.compile(r"\b(?:cheaper|less expensive|lower price|less pricey|too (?:pricey|pricy|expensive)|"
+                                + _TOO_MUCH + r"|(?:look|looks|seem|seems|are|is) "
+                                r"(?:a bit |kinda |kind of |so |really )?(?:pricey|pricy|expensive))\b", re.I)
 _RELATIVE_HIGHER_RE = re.compile(r"\b(?:pricier|more expensive|higher end|(?:something|anything) nicer|"
                                  r"(?:spend|spending|pay|paying)\s+(?:a\s+(?:little\s+)?(?:bit|little|lot|tad)\s+|"
                                  r"some\s+|way\s+|much\s+)?more|"

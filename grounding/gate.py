@@ -21,8 +21,7 @@ accepted only when it is traceable:
    template message (source "template") that is verbatim a catalog card value -- 16 real card values name an
    ASIN and hundreds say "recommend" or "ignore".
 
-Everything else is returned as `Rejected` with a specific reason.  The thresholds are `GroundingTunables`
-(values in starter/settings.py).
+Everything else is returned as `Rejected` with a specific reason (thresholds: `GroundingTunables`).
 """
 from __future__ import annotations
 
@@ -95,6 +94,7 @@ class Gate:
     def __init__(self, vocab: Vocabulary, tunables: GroundingTunables, english: frozenset[str] = frozenset()) -> None:
         self.catalog = vocab
         self.english = english
+        self.text_df = getattr(vocab, "text_df", None)      # optional (`grounding.vocabulary`): words of its text
         self.cfg = tunables
         self.allowed = frozenset(ALLOWED_ATTRIBUTES)
         self.trust = dict(tunables.source_trust)
@@ -108,7 +108,7 @@ class Gate:
     def slip_of(self, tok: str, min_ratio: float) -> str | None:
         """The catalog word an unknown word is a slip of (`ClueIndex.slip_of`), if a person meant it (`slip_meant`)."""
         meant = None if self.knows(tok) else self.clues.slip_of(tok, min_ratio)
-        return None if meant is None else slip_meant(tok, meant, self.english)
+        return None if meant is None else slip_meant(tok, meant, self.english, self.text_df)
 
     def knows(self, tok: str) -> bool:
         """A catalog word, a stop or conversation word, a number word: typed on purpose, never a slip."""

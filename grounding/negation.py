@@ -28,9 +28,10 @@ _VERB_CUE = (r"(?:don'?t|doesn'?t|do not|does not|didn'?t|won'?t|will not|wouldn
              r"|(?:would|'d) rather not(?: have| get)?")
 _CUE = (r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hates?|hated|dislikes?|anything but"
         r"|instead of|rather than)\s+")
-# Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those", "with".
-_LEAD = (r"(?:(?:any|anything|too|an?|the|super|very|really|so|overly|those|these|with|one of (?:those|these|the))"
-         r"\s+)*")
+# Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those", "with", "for"
+# ("not for the gym": a use ruled out).
+_LEAD = (r"(?:(?:any|anything|too|an?|the|super|very|really|so|overly|those|these|with|for|"
+         r"one of (?:those|these|the))\s+)*")
 # The word ruled out; a letter joined to a word ("t-shirt", "v-necks", "a-line"; typed apart: "t shirt", "v neck")
 # is one word, since the letter alone names nothing.
 _COMPOUND = r"\b(?:[a-z]-[a-z]{2,}|[tv] (?:shirts?|necks?)\b)"
@@ -94,6 +95,25 @@ def contrasted_heads(low: str, negated: set[str]) -> set[str]:
     for word in negated:
         for m in re.finditer(rf"\b{word_pattern(word)}((?:\s+[a-z][a-z-]+){{1,2}}?)\s*,?\s+(?:just|only)\s", low):
             heads |= set(tokens(m.group(1)))
+    return heads
+
+
+# hand-set: the share of the listings naming a word that name it after a modifier for the two to be one name
+# ("flops" is almost only ever "flip flops"; "heels" is as often not "high heels").
+BOUND_SHARE = 0.9
+
+
+def bound_heads(low: str, negated: set[str], listed: Callable[[str], int]) -> set[str]:
+    """The words right after a ruled-out word in the lower-cased `low` that the listings (`listed`: how many name
+    a word or words in a row) almost only ever name after it: one name of a product, ruled out whole ("not flip
+    flops": the flops too).  A head named on its own too stays wanted ("not a sports bra" wants a bra)."""
+    heads: set[str] = set()
+    for word in negated:
+        for m in re.finditer(rf"\b{word_pattern(word)}[\s-]+([a-z][a-z]+)\b", low):
+            head = m.group(1)
+            alone = listed(head)
+            if alone and listed(f"{word.replace('-', ' ')} {head}") >= BOUND_SHARE * alone:
+                heads.add(head)
     return heads
 
 

@@ -15,7 +15,7 @@ PEOPLE_STOP = STOP | AUDIENCE_WORDS | BUDGET_WORDS | PRICE_CUES | CONVERSATION_W
 
 # How much of a thing a question asks for ("lots of pockets", "a bunch of colours"): no detail of the product
 # itself, so an answer counts the products that state the thing, not the word "lots".
-QUANTITY_WORDS = frozenset("lots lot plenty many much bunch loads tons several few extra more".split())
+QUANTITY_WORDS = frozenset("lots lot plenty many much bunch loads tons heaps several few extra more".split())
 # The words that make a question ("how are you?", "what do you have?"): what it asks about is the rest.
 QUESTION_WORDS = frozenset("how what which why when where who whom whose".split())
 # The verbs a shopper asks a shop with ("does it come with a hood?", "do you carry any in wool?", "are there any

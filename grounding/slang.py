@@ -20,7 +20,7 @@ for _meant, _said in (
     ("underwear panties", "undies undie skivvies knickers"),
     ("pajamas pajama", "jammies jammie jammy pjs pj"),
     ("sneakers", "trainers kicks sneaks tennies"),
-    ("sweatpants", "sweats trackies"),
+    ("sweatpants", "sweats trackies trackie"),
     ("sunglasses", "sunnies"),
     ("glasses eyeglasses", "specs"),
     ("shorts denim", "jorts"),
@@ -43,8 +43,18 @@ for _meant, _said in (
     ("nightgown", "nightie nighty nighties"),
     ("windbreaker", "windcheater"),
     ("pajamas", "jimjams"),
+    ("vest", "gilet gilets waistcoat waistcoats"),
+    ("tank", "singlet singlets"),
+    ("rain jacket", "cagoule cagoules kagool"),
+    ("apron", "pinny pinnies"),
+    ("diaper", "nappy nappies"),
+    ("backpack", "rucksack rucksacks"),
+    ("duffel", "holdall holdalls"),
+    ("flip flops", "jandals jandal"),
+    ("swimsuit", "togs"),
+    ("footies", "sleepsuit sleepsuits"),
     # Older everyday words no listing title uses (not "pocketbook", a purse or a wallet, nor "dungarees", jeans
-    # or overalls by the side of the Atlantic).
+    # or overalls by the side of the Atlantic, nor "jumper", a sweater or a pinafore dress).
     ("dress", "frock frocks"),
     ("tuxedo", "tux"),
     ("moccasins", "mocs"),

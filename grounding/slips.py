@@ -24,6 +24,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import OSA
 
 from grounding.person_words import PEOPLE_STOP
+from grounding.slang import SLANG
 from grounding.words import tokens
 
 # The stop and conversation words of three letters or more, by first letter (a slip keeps the first letter).
@@ -58,10 +59,31 @@ def nearer_a_plain_word(typed: str, meant: str) -> bool:
                and fuzz.ratio(typed, w) >= near for w in _PLAIN_BY_LETTER.get(typed[:1], ()))
 
 
-def slip_meant(typed: str, meant: str, english: frozenset[str]) -> str | None:
-    """`meant`, the catalog word closest to a word typed, unless a plain word is nearer (`nearer_a_plain_word`) or
-    the word is English typed on purpose (`another_word`)."""
-    return None if nearer_a_plain_word(typed, meant) or another_word(typed, meant, english) else meant
+def slip_meant(typed: str, meant: str, english: frozenset[str],
+               text_df: Callable[[str], int] | None = None) -> str | None:
+    """`meant`, the catalog word closest to a word typed, unless the word is an everyday word of the slang table
+    (`grounding.slang`: "pinny" is no "penny"), a plain word is nearer (`nearer_a_plain_word`), the word is
+    English typed on purpose (`another_word`) or a word of the catalog's own text (`held_word`)."""
+    if (typed in SLANG or nearer_a_plain_word(typed, meant) or another_word(typed, meant, english)
+            or held_word(typed, meant, text_df)):
+        return None
+    return meant
+
+
+_HELD_MIN = 2           # products whose text holds a word for it to be a word of its own (one may hold a typo)
+
+
+def held_word(typed: str, meant: str, text_df: Callable[[str], int] | None) -> bool:
+    """Whether a word typed is one the catalog's own text holds (`text_df`: products whose full text holds a word
+    by its stem) and the title word one letter away is of the same length and differs before the last letter: a
+    letter replaced or two swapped there is another word ("hikes" is no "hides", "calfs" no "calls", "itchy" no
+    store "Ibchy", "batwing" no "bathing").  Not so when the two share their stem (as many products hold
+    either: "comfortible" is "comfortable"), nor for another last letter, often the same word with another
+    ending ("cushiony": cushions); a letter left out may leave a word of its own by chance ("earings": "ear")."""
+    if text_df is None or len(typed) != len(meant) or meant.startswith(typed[:-1]):
+        return False
+    held = text_df(typed)
+    return held >= _HELD_MIN and held != text_df(meant)
 
 
 def another_word(typed: str, meant: str, english: frozenset[str]) -> bool:

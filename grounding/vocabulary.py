@@ -22,3 +22,5 @@ class Vocabulary(Protocol):
     # Optional: `clue_postings()` -> what `grounding.clues.clue_postings` computes from `clue_words`
     # (or None), so that a vocabulary that stores it spares the clue index that work at every start.
     # Optional: `clue_list()` -> `sorted(clues)` (or None), for the same reason.
+    # Optional: `text_df(word)` -> how many products' full text holds the word (by its stem): a word typed that
+    # the catalog's text holds is not read as a slip of a title word of its length (`grounding.slips.held_word`).

@@ -90,6 +90,7 @@ yeah yep yup nope nah omg btw tbh idk imo gonna wanna gotta kinda sorta lemme gi
 without except avoid hate hates dislike rather guess
 hiya ugh woo excited appreciate hoping patient typing next today tomorrow tonight yesterday
 smth sth smthg ngl bc cuz coz lmao tho irl lowkey highkey obvs deffo def prob probs asap
+theres meh poss reckon somewhere kindly suggest wee
 """.split())
 
 
@@ -140,7 +141,7 @@ COLOR_RE = re.compile(r"\b(" + "|".join(COLOR_WORDS) + r")\b")
 # ("but", "actually", "instead", "changed"): "I was thinking blue would be nice" keeps blue.
 RETRACTION_RES = (
     re.compile(r"\b(?:scratch\s+(?:the|an?|that|those)|(?:never ?mind|forget(?: about)?|changed (?:my|his|her|their) "
-               r"minds? (?:on|about))(?:\s+(?:the|an?|that|those))?)\s+([a-z][a-z]+)"),
+               r"minds? (?:on|about|from))(?:\s+(?:the|an?|that|those))?)\s+([a-z][a-z]+)"),
 )
 # Where a shopper breaks off ("a maxi... sorry no", "dainty and thin... no, actually", "a folding compact one...
 # nah", "black... hmm, no"): the words said just before it are taken back (grounding.proposals).
@@ -152,15 +153,16 @@ BREAK_OFF_RE = re.compile(r"\s*(?:\.\.\.|…)\s*(?:(?:oh|um+|uh+|hmm+|hm+|well)\
 BROKEN_OFF_WORDS = 3
 BROKEN_OFF_ENDS = frozenset("size sizes color colour".split())
 # "I was thinking a fleece but ...", "was going to get heavy insulated winter ones but ...", "I had my heart set on
-# high rise but ...", "I was gonna say chunky knit, but ...": a plan taken back when the clause turns (which of its
-# words, up to RETRACTED_PLAN_WORDS: grounding.proposals).
+# high rise but ...", "I was gonna say chunky knit, but ...", "she said silver first, now ...": a plan taken back
+# when the clause turns (which of its words, up to RETRACTED_PLAN_WORDS: grounding.proposals).
 RETRACTED_PLAN_RE = re.compile(
     r"\b(?:(?:(?:i|we|he|she)\s+)?(?:was|were) (?:thinking|picturing|leaning (?:toward|towards|to)|"
     r"(?:going to|gonna) (?:get|say)|going for|going with|after|set on)|(?:i|we|he|she)\s+had (?:my|our|his|her) "
-    r"heart set on|(?:i|we|he|she)\s+thought (?:i|we|he|she) (?:wanted|needed))\s+"
+    r"heart set on|(?:i|we|he|she)\s+thought (?:i|we|he|she) (?:wanted|needed)|"
+    r"(?:i|we|he|she|they)\s+(?:said|wanted|asked for|picked)(?=[^,;.!?]*\bfirst\b))\s+"
     r"(?:(?:of|about|an?|the|some|him|her|them|me)\s+)*([a-z][a-z]+(?:[ -][a-z][a-z]+)*?)"
-    r"(?=\s*(?:,|;|\.|\bbut\b|\bat first\b|\bactually\b|\binstead\b|\bthen\b|\bfor\b|\bin\b|\bwith\b|\bto\b))"
-    r"(?=[^.!?]*\b(?:but|actually|instead|changed|rather)\b)")
+    r"(?=\s*(?:,|;|\.|\bbut\b|\b(?:at )?first\b|\bactually\b|\binstead\b|\bthen\b|\bfor\b|\bin\b|\bwith\b|"
+    r"\bto\b))(?=[^.!?]*\b(?:but|actually|instead|changed|rather|now)\b)")
 RETRACTED_PLAN_WORDS = 4
 # A value that starts with a negation cue ("not red", "no leather") is itself a rejection.
 LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|anything but|none of)\s+", re.I)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grounding.audience import (LIST_REMARK_RE, audiences_said, either_sex, grown_up_audiences, names_either_sex_only,
-                                of_the_sex_said, pronoun_audiences)
+from grounding.audience import (LIST_REMARK_RE, SHOPPER_WORDS, audiences_said, either_sex, grown_up_audiences,
+                                names_either_sex_only, of_the_sex_said, pronoun_audiences)
 from grounding.brands import BrandMention, BrandRejection
 from grounding.budget import NEGATABLE_PRICE_WORDS, Budget, parse_budget, relative_price, speaks_of_price
 from grounding.changes import replaced_words
@@ -194,8 +194,14 @@ def understood(readings: list[Reading], facts: Facts) -> tuple[str, ...]:
     budget = _budget_label(facts.budget)
     out += [budget] if budget else []
     out += [f"not for {a}" for a in ("women", "men", "girls", "boys", "baby") if a in facts.not_for]
-    out += [f"not {w}" for w in sorted(facts.negated) if w not in corrected and w not in NEGATABLE_PRICE_WORDS]
+    out += [f"not {w}" for w in sorted(facts.negated) if w not in corrected and w not in NEGATABLE_PRICE_WORDS
+            and not _wearer_ruled_out(w, facts)]
     return tuple(out)
+
+
+def _wearer_ruled_out(word: str, facts: Facts) -> bool:
+    """Whether a word ruled out names a wearer shown already as "not for ..." ("not for women": not "not women")."""
+    return word in SHOPPER_WORDS and SHOPPER_WORDS[word] <= facts.not_for
 
 
 def said_colours(r: Reading) -> tuple[str, ...]:

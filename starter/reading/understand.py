@@ -26,7 +26,7 @@ from typing import Any, Callable
 from grounding import Gate, Grounded, Rejected, proposals_from_facts, proposals_from_llm
 from grounding.audience import AUDIENCE_WORDS
 from grounding.compounds import compound_words
-from grounding.negation import phrase_words
+from grounding.negation import bound_heads, phrase_words
 from grounding.privative import privative_words
 from grounding.proposals import TextFacts, read_facts
 from grounding.slang import slang_words
@@ -125,6 +125,8 @@ class Understander:
         spelled = respelled(obs.text, respell) if respell and not obs.template else ""
         facts = read_facts(spelled) if spelled else obs.facts
         negated, phrases = self._wished_negations(obs, facts, u.clue_matches)
+        if negated:         # "not flip flops": the flops too, which the listings name only so
+            negated = tuple(sorted(set(negated) | bound_heads(text.lower(), set(negated), self.listed)))
         proposals = proposals_from_facts(facts.materials, facts.colors, negated, obs.facts.budget_max)
         if self.llm is not None:
             u.llm_called = True

@@ -390,8 +390,10 @@ _PHRASE_RES = (_MAX_RE, _MIN_RE, _NOT_OVER_RE, _CAP_AFTER_RE, _PLUS_RE, _ROUGH_R
 
 @lru_cache(maxsize=MEMO_SIZE)
 def amount_phrase_words(text: str) -> frozenset[str]:
-    """The words of the phrases that state a budget's amount in a message that states one (`states_an_amount`)."""
+    """The words of the phrases that state a budget's amount in a message that states one (`states_an_amount`),
+    and the words of an amount spelled out ("around thirty", "under twenty five")."""
     if not states_an_amount(text):
         return frozenset()
     low = spelled_out(without_measures(text.lower()))
-    return frozenset(w for rx in _PHRASE_RES for m in rx.finditer(low) for w in tokens(m.group()))
+    spelled = {w for m in _SPELLED_RE.finditer(without_measures(text.lower())) for w in tokens(m.group())}
+    return frozenset(w for rx in _PHRASE_RES for m in rx.finditer(low) for w in tokens(m.group())) | spelled

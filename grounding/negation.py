@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
+from grounding.budget import AMOUNT_WORDS
 from grounding.words import COLORS, tokens
 
 # "I don't like polyester", "mine doesn't have buttons", "he won't wear heels", "not a fan of zippers", "she
@@ -26,12 +27,12 @@ _VERB_CUE = (r"(?:don'?t|doesn'?t|do not|does not|didn'?t|won'?t|will not|wouldn
              r"(?:want|like|need|wear|have|love)(?:\s+(?:anything|something|them|it)(?:\s+(?:with|that'?s))?)?"
              r"|not a (?:big |huge )?fan of|can'?t stand|cannot stand|not (?:really |very )?into|allergic to|skip"
              r"|(?:would|'d) rather not(?: have| get)?")
-_CUE = (r"\b(?:" + _VERB_CUE + r"|no|not|nothing|without|avoid|except|never|hates?|hated|dislikes?|anything but"
-        r"|instead of|rather than)\s+")
-# Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those", "with", "for"
-# ("not for the gym": a use ruled out).
-_LEAD = (r"(?:(?:any|anything|too|an?|the|super|very|really|so|overly|those|these|with|for|"
-         r"one of (?:those|these|the))\s+)*")
+# "not for the gym" rules out a use ("we have nothing for the pool deck" rules out nothing).
+_CUE = (r"\b(?:" + _VERB_CUE + r"|no|not for|not|nothing|without|avoid|except|never|hates?|hated|dislikes?"
+        r"|anything but|instead of|rather than)\s+")
+# Words between a cue (or an "or") and the word it rejects: articles, intensifiers, "one of those", "with".
+_LEAD = (r"(?:(?:any|anything|too|an?|the|super|very|really|so|overly|those|these|with|one of (?:those|these|the))"
+         r"\s+)*")
 # The word ruled out; a letter joined to a word ("t-shirt", "v-necks", "a-line"; typed apart: "t shirt", "v neck")
 # is one word, since the letter alone names nothing.
 _COMPOUND = r"\b(?:[a-z]-[a-z]{2,}|[tv] (?:shirts?|necks?)\b)"
@@ -55,8 +56,9 @@ _BENEFIT_VERB = re.compile(r"\s+(?:gets?|comes?|shows?|showing|leaks?|sticks?|di
 _NOT_AFTER_NOTHING = frozenset("over under more less than above below through digging rubbing".split())
 
 
-# A price after a word of `_NOT_AFTER_NOTHING` ("no more than 40", "not over $30"): a limit, no rejected word.
-_PRICE_NEXT = re.compile(r"\s*(?:than\s+)?\$?\s*\d")
+# A price after a word of `_NOT_AFTER_NOTHING` ("no more than 40", "not over $30", "no more than thirty-five"): a
+# limit, no rejected word.
+_PRICE_NEXT = re.compile(r"\s*(?:than\s+)?(?:\$?\s*\d|(?:" + "|".join(sorted(AMOUNT_WORDS)) + r")\b)")
 # "it does not slip", "so it will not fade": "not" after an auxiliary negates what the product does.
 _AUXILIARY_BEFORE = re.compile(r"\b(?:do|does|did|will|would|should|could|can|must|may|might)\s+$")
 # "I refuse to buy dresses without pockets", "he won't wear anything without a hood": a refusal of what lacks a

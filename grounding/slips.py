@@ -136,11 +136,13 @@ SHORTHAND = {"blk": "black", "wht": "white", "gry": "gray", "lthr": "leather", "
 _WITHOUT_RE = re.compile(r"\bw/o\b", re.I)
 
 
-def respell_cues(text: str, known: Callable[[str], bool]) -> str:
+def respell_cues(text: str, known: Callable[[str], bool], text_df: Callable[[str], int] | None = None) -> str:
     """`text` with each word that is not `known` and is a slip of a cue word replaced by that word, and chat
-    shorthand by the word meant ("w/o" by "without"; the rest of the text as typed)."""
+    shorthand by the word meant ("w/o" by "without"; the rest of the text as typed).  A word the catalog's own
+    text holds (`text_df`, as `held_word` reads it) is typed on purpose: "lace itches" is no "inches"."""
     text = _WITHOUT_RE.sub("without", text)
-    meant = {tok: SHORTHAND.get(tok) or cue_slip(tok) for tok in tokens(text) if not known(tok)}
+    meant = {tok: SHORTHAND.get(tok) or cue_slip(tok) for tok in tokens(text)
+             if not known(tok) and (text_df is None or tok in SHORTHAND or text_df(tok) < _HELD_MIN)}
     meant = {tok: word for tok, word in meant.items() if word is not None}
     return respelled(text, meant) if meant else text
 

@@ -90,7 +90,7 @@ yeah yep yup nope nah omg btw tbh idk imo gonna wanna gotta kinda sorta lemme gi
 without except avoid hate hates dislike rather guess
 hiya ugh woo excited appreciate hoping patient typing next today tomorrow tonight yesterday
 smth sth smthg ngl bc cuz coz lmao tho irl lowkey highkey obvs deffo def prob probs asap
-theres meh poss reckon somewhere kindly suggest wee
+theres meh poss reckon somewhere kindly suggest wee ish
 """.split())
 
 
@@ -176,7 +176,8 @@ LEADING_NEGATION_RE = re.compile(r"(?:no|not|without|avoid|except|never|nothing|
 NEGATION_STOP = frozenset("an the one ones sorry sure quite really very much yet right it that this so bad only just "
                           "exactly necessarily big fan idea preference particular strong opinion problem worries "
                           "matter style styles kind sort type thing things stuff see last lasts "
-                          "shes hes its im ive theyre thats youre weve changed actually scratch forget without".split())
+                          "shes hes its im ive theyre thats youre weve changed actually scratch forget without "
+                          "time".split())
 # Negated words that are conversation, not product facts (the gate's stricter list).
 NOT_FACTS = frozenset("""sure quite exactly really too very that this those these it them one ones idea clue
 problem worries big huge fan fussed bothered picky fussy yet anymore much many more lot fan

@@ -34,7 +34,8 @@ class TurnPipeline:
                  reranker: Reranker | None) -> None:
         self.index = index
         self.shelves = gate.shelves
-        self.respell = partial(respell_cues, known=gate.knows)      # cue words typed with a slip, spelled right
+        # cue words typed with a slip, spelled right (not a word of the catalog's text: "itches")
+        self.respell = partial(respell_cues, known=gate.knows, text_df=gate.text_df)
         self.understander = understander
         self.template = TemplatePath(index, gate, settings, reranker)
         self.people = PeoplePath(index, settings)

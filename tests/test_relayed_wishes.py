@@ -141,3 +141,36 @@ def test_not_flip_flops_asks_for_no_flops(proxy_agent) -> None:
     proxy_agent.respond("flops", "slides for after the gym, not flip flops", 1, 10)
     readings = proxy_agent.sessions["flops"].readings
     assert {"flip", "flops"} <= set(readings[-1].negated) and "flops" not in query_words(readings)
+
+
+def test_having_nothing_for_a_place_rules_nothing_out() -> None:
+    facts = conversation_facts(said("slides for my son", "we have nothing for the pool deck"))
+    assert facts.negated == frozenset() and "pool" in query_words(said("slides", "we have nothing for the pool deck"))
+
+
+@pytest.mark.parametrize("text,budget", [
+    ("Under twenty dollars would be lovely.", Budget(max_price=20.0)), ("around thirty", Budget(around=30.0)),
+    ("under twenty five", Budget(max_price=25.0)), ("fifteen bucks ish", Budget(around=15.0)),
+    ("Around thirty dollars, no more than thirty-five.", Budget(max_price=35.0)),
+])
+def test_an_amount_spelled_out_is_no_word_of_the_product(text: str, budget: Budget) -> None:
+    readings = said("a hoodie", text)
+    assert conversation_facts(readings).budget == budget and conversation_facts(readings).negated == frozenset()
+    assert not {"twenty", "thirty", "five", "fifteen", "ish", "more"} & set(query_words(readings))
+
+
+def test_a_count_spelled_out_stays_a_word_when_no_amount_is_said() -> None:
+    assert {"two", "pack"} <= set(query_words(said("a two pack under twenty")))
+    assert "ten" in query_words(said("ten pairs for my son"))
+
+
+def test_a_word_of_the_catalogs_text_is_no_slip_of_a_cue_word() -> None:
+    """"lace itches" is no "lace inches" (a cue of the length reader); "igches" still is."""
+    from grounding.slips import respell_cues
+    counts = {"itches": 671, "lace": 900}.get
+
+    def df(word: str) -> int:
+        return counts(word) or 0
+    assert respell_cues("lace itches", known=lambda w: w == "lace", text_df=df) == "lace itches"
+    assert respell_cues("bout 48 igches long", known=lambda w: False, text_df=df) == "bout 48 inches long"
+    assert respell_cues("lace itches", known=lambda w: w == "lace") == "lace inches"      # without the text

@@ -15,6 +15,9 @@ from grounding.words import MEMO_SIZE, tokens
 
 AUDIENCES: tuple[str, ...] = ("women", "men", "girls", "boys", "baby")
 
+# A child named by kinship ("my son", "my lass"): a boy or a girl, or a grown-up (`_GROWN_UP`).
+_SONS = "son grandson nephew stepson godson lad"
+_DAUGHTERS = "daughter granddaughter niece stepdaughter goddaughter lass"
 # A shopper's word -> the audiences it names.
 SHOPPER_WORDS: dict[str, frozenset[str]] = {}
 for _group, _words in (
@@ -22,8 +25,8 @@ for _group, _words in (
             "gentlemen groom uncle hubby hubs bf fiance bro grandad granddad gramps papa stepdad"),
     ("women", "women woman womens wife girlfriend mom mommy mother ladies lady female sister grandma grandmother "
               "bride aunt wifey gf fiancee mum mama momma nana nan nanna granny gran sis stepmom missus mrs"),
-    ("boys", "son sons boys boy grandson nephew stepson godson lad"),
-    ("girls", "daughter daughters girls girl granddaughter niece stepdaughter goddaughter lass"),
+    ("boys", _SONS + " sons boys boy"),
+    ("girls", _DAUGHTERS + " daughters girls girl"),
     ("baby", "baby babies infant infants newborn newborns toddler toddlers"),
 ):
     for _w in _words.split():
@@ -54,8 +57,7 @@ def _sexes(audiences: Iterable[str]) -> frozenset[str]:
 # Family words that may name a grown-up ("my son" is a boy or a man, "my teen" wears adult sizes): a product for
 # that grown-up neither agrees nor disagrees with them.
 _GROWN_UP: dict[str, frozenset[str]] = {}
-for _group, _words in (("men", "son grandson nephew stepson godson lad"),
-                       ("women", "daughter granddaughter niece stepdaughter goddaughter lass"),
+for _group, _words in (("men", _SONS), ("women", _DAUGHTERS),
                        ("men women", "teen teenager teenage youth")):
     for _w in _words.split():
         _GROWN_UP[_w] = _GROWN_UP[_w + "s"] = frozenset(_group.split())     # "my daughters birthday" too

@@ -16,6 +16,8 @@ from functools import lru_cache
 from grounding.words import MEMO_SIZE, NUMBER_WORDS, tokens
 
 _NUMBER = r"(\d+(?:\.\d+)?)"
+# The verbs of paying, one alternation for every reader of them ("I'd pay 30", "spending more", "can't pay much").
+_PAY = r"(?:spend|spending|pay|paying)"
 # Amounts people spell out ("around a hundred dollars", "about twelve dollars", "twenty-five bucks"): replaced
 # by digits before any reading (a unit alone, "under five", is too often a count to read as money).
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
@@ -68,7 +70,7 @@ _CAP_AFTER_RE = re.compile(r"(?<![\d.])" + _AMOUNT + r"\s*(?:max(?:imum)?|tops|a
 _ABOUT = r"(?:around|about|\bbout|\babt|\barnd)"
 # A price verb before the amount ("fine paying 30", "I can spend 80") names about what the shopper means to pay.
 _AROUND_RE = re.compile(r"(?:" + _ABOUT + r"|roughly|approximately|approx\.?|~|near|close to|budget around|"
-                        r"\b(?:spend|spending|pay|paying))\s*" + _AMOUNT, re.I)
+                        r"\b" + _PAY + r")\s*" + _AMOUNT, re.I)
 # Everyday approximations: "35ish", "like 15", "40 or so", "35 give or take" (a count or a size is followed by its
 # unit, or is too small to be a price; "like 10 of them" is a count).
 _ROUGH_RE = re.compile(r"(?<![\d.])\$?" + _NUMBER + r"\s*(?:-?ish|or so|give or take)\b|\blike\s+\$?" + _NUMBER
@@ -88,7 +90,7 @@ _PLUS_RE = re.compile(r"(?<![\d.])(?<!upf )(?<!spf )\$?" + _NUMBER + r"\s*(?:\+(
                       r"and\s+(?:up|above|higher|over)\b))", re.I)
 # Two amounts said as alternatives after a price verb or an approximation, or before a currency word: "happy
 # paying 60 or 70", "she'd spend 70 or 80", "like 10 or 15 bucks": an approximation, near their middle.
-_EITHER_RE = re.compile(r"(?:(?:spend|spending|pay|paying|around|about|like|maybe)\s+\$?" + _NUMBER
+_EITHER_RE = re.compile(r"(?:(?:" + _PAY + r"|around|about|like|maybe)\s+\$?" + _NUMBER
                         + r"\s+or\s+\$?" + _NUMBER + r"(?!\s*(?:more|less|so|under|over|above|below)\b)|(?<![\d.])\$?"
                         + _NUMBER + r"\s+or\s+\$?" + _NUMBER + r"\s*(?:dollars?|bucks|usd)\b)", re.I)
 # A price said by its decade: "mid teens", "low 20s", "upper thirties".
@@ -116,7 +118,7 @@ _MENTION_RE = re.compile(
 # keyword before one ("under 40", "around $25", "between 20 and 40").
 _PRICE_MENTION_RE = re.compile(r"\$\s*\d|\d\s*(?:dollars?|bucks|usd)\b|\b(?:under|below|around|about|bout|abt|arnd|"
                                r"over|above|less than|more than|up to|at most|at least|max|min|minimum|budget|between|"
-                               r"sub|capped at|(?:cap|limit|ceiling) (?:is|of)|spend|spending|pay|paying)\s*\$?\d|"
+                               r"sub|capped at|(?:cap|limit|ceiling) (?:is|of)|" + _PAY + r")\s*\$?\d|"
                                r"(?<![a-z\d])<=?\s*\$?\d|" + _GO_TO + r"\s*\$?\d", re.I)
 
 
@@ -226,8 +228,8 @@ _NOT_CHEAP_RE = re.compile(r"\b(?:not|no|nothing|never)\s+(?:too\s+|that\s+|so\s
 # "I don't want to spend a lot", "not looking to spend a fortune", "can't pay much": a wish for the cheaper ("I
 # don't mind paying a lot" is none).
 _SPEND_LITTLE_RE = re.compile(r"\b(?:not|never|(?:don|doesn|won|can|wouldn)'?t|cannot)\s+"
-                              r"(?:(?!mind\b|care\b)[a-z']+\s+){0,3}?"
-                              r"(?:spend|pay|paying|spending)\s+(?:a lot|much|a ton|a fortune|too much|big|crazy)\b")
+                              r"(?:(?!mind\b|care\b)[a-z']+\s+){0,3}?" + _PAY + r"\s+(?:a lot|much|a ton|a fortune|"
+                              r"too much|big|crazy)\b")
 # "too pricey", "way too expensive": a complaint about price, so a wish for cheaper, never for premium.
 # "too much" of a thing ("she has too much black") is no price.
 _TOO_MUCH = r"too much(?!\s+(?!for\b|to\b|tbh\b|though\b|tho\b|honestly\b|imo\b|money\b)[a-z])"
@@ -334,7 +336,7 @@ _RELATIVE_LOWER_RE = re.compile(r"\b(?:cheaper|less expensive|lower price|less p
                                 + _TOO_MUCH + r"|(?:look|looks|seem|seems|are|is) "
                                 r"(?:a bit |kinda |kind of |so |really )?(?:pricey|pricy|expensive))\b", re.I)
 _RELATIVE_HIGHER_RE = re.compile(r"\b(?:pricier|more expensive|higher end|(?:something|anything) nicer|"
-                                 r"(?:spend|spending|pay|paying)\s+(?:a\s+(?:little\s+)?(?:bit|little|lot|tad)\s+|"
+                                 + _PAY + r"\s+(?:a\s+(?:little\s+)?(?:bit|little|lot|tad)\s+|"
                                  r"some\s+|way\s+|much\s+)?more|"
                                  r"better quality|"
                                  r"too cheap|(?:look|looks|seem|seems) (?:a bit |kinda |kind of |so |really )?cheap)"
@@ -349,8 +351,7 @@ _NOT_TOO_DEAR_RE = re.compile(r"\b(?:not|nothing|never|none)\s+(?:too|overly|ver
 
 # "I don't want to spend more", "can't pay more": no wish for dearer ("I don't mind spending more" is one).
 _NOT_MORE_RE = re.compile(r"\b(?:not|never|(?:don|doesn|won|can|shouldn|wouldn)'?t|cannot)\b(?!\s+mind\b)"
-                          r"(?:\s+[a-z']+){0,3}?\s+"
-                          r"(?:spend|spending|pay|paying)\b[^,.;!?]*", re.I)
+                          r"(?:\s+[a-z']+){0,3}?\s+" + _PAY + r"\b[^,.;!?]*", re.I)
 
 
 @lru_cache(maxsize=MEMO_SIZE)
@@ -390,10 +391,10 @@ _PHRASE_RES = (_MAX_RE, _MIN_RE, _NOT_OVER_RE, _CAP_AFTER_RE, _PLUS_RE, _ROUGH_R
 
 @lru_cache(maxsize=MEMO_SIZE)
 def amount_phrase_words(text: str) -> frozenset[str]:
-    """The words of the phrases that state a budget's amount in a message that states one (`states_an_amount`),
-    and the words of an amount spelled out ("around thirty", "under twenty five")."""
+    """The words stating a budget's amount ("30 tops", "around thirty") in a message that states one."""
     if not states_an_amount(text):
         return frozenset()
-    low = spelled_out(without_measures(text.lower()))
-    spelled = {w for m in _SPELLED_RE.finditer(without_measures(text.lower())) for w in tokens(m.group())}
+    bare = without_measures(text.lower())
+    low = spelled_out(bare)
+    spelled = {w for m in _SPELLED_RE.finditer(bare) for w in tokens(m.group())}
     return frozenset(w for rx in _PHRASE_RES for m in rx.finditer(low) for w in tokens(m.group())) | spelled
